@@ -1,0 +1,22 @@
+// Each `flightrec` subcommand registers itself on the CLI11 app. The command
+// sets *exit_code when it runs: 0 healthy/ok, 1 findings, 2 usage error or
+// no readable input (see docs/analyzer.md).
+#ifndef FLIGHTREC_ANALYZER_CLI_COMMANDS_H_
+#define FLIGHTREC_ANALYZER_CLI_COMMANDS_H_
+
+namespace CLI {
+class App;
+}
+
+namespace flightrec {
+namespace cli {
+
+void AddShowCommand(CLI::App& app, int* exit_code);      // show_command.cc
+void AddAnalyzeCommand(CLI::App& app, int* exit_code);   // analyze_command.cc
+void AddTimelineCommand(CLI::App& app, int* exit_code);  // timeline_command.cc
+void AddTriggerCommand(CLI::App& app, int* exit_code);   // trigger_command.cc
+
+}  // namespace cli
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_ANALYZER_CLI_COMMANDS_H_

@@ -1,0 +1,18 @@
+# Warnings for our own targets. Call flightrec_warnings(<target>).
+function(flightrec_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter
+    -Wformat=2 -Wnon-virtual-dtor)
+  if(FLIGHTREC_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+if(FLIGHTREC_SANITIZE STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+elseif(FLIGHTREC_SANITIZE STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(NOT FLIGHTREC_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "FLIGHTREC_SANITIZE must be '', 'address' or 'thread'")
+endif()

@@ -1,0 +1,505 @@
+// flightrec on-disk format, version 1.
+//
+// This header is the single definition of the bytes flightrec writes. It is
+// shared by the writer (the NCCL profiler plugin, recorder/) and the readers
+// (`flightrec show`, `flightrec analyze`). It contains fixed-width types only,
+// no pointers, no `bool`, no `size_t`, and every size and offset is pinned with
+// static_assert so that a layout change cannot slip in unnoticed: any change
+// here bumps kFormatMajor.
+//
+// OVERVIEW
+//
+// Each process that loads the plugin owns one *ring file*
+// (`$NCCL_FLIGHTREC_DIR/flightrec-<job>-<host>-<pid>.ring`). It is
+// preallocated, mapped MAP_SHARED, and written in place, so its content is in
+// the page cache (and therefore readable by anyone) the instant a store
+// retires, even if the process is SIGKILLed a nanosecond later.
+//
+// A *dump* is the same image, copied while writers run, with
+// FileHeader::file_kind = kFileKindDump and the dump_* fields filled, then
+// compressed as one zstd frame (with the zstd content checksum) and written
+// atomically (tmp name + rename). A reader that sees the zstd frame magic
+// decompresses and then parses exactly as it parses a ring.
+//
+// LAYOUT (offsets are stored in the header; readers must use them, never
+// recompute them)
+//
+//   0                    +-------------------------------------------+
+//                        | FileHeader (4096 bytes)                   |
+//   region_table_offset  +-------------------------------------------+
+//                        | RegionDesc[max_regions]  (256 bytes each) |
+//                        +-------------------------------------------+
+//                        | padding to a 4096-byte boundary           |
+//   records_offset       +-------------------------------------------+
+//                        | region 0: Record[region_capacity]         |
+//                        | region 1: Record[region_capacity]         |
+//                        | ...                                       |
+//                        | region max_regions-1                      |
+//   file_size            +-------------------------------------------+
+//
+//   Region r's records start at records_offset + r * region_capacity *
+//   record_size. region_capacity is a power of two. The record for slot
+//   sequence s of region r lives at index (s & (region_capacity - 1)).
+//
+// REGIONS
+//
+// Each communicator (one NCCL profiler `init`) gets its own region, so a busy
+// communicator can never evict a quiet one's last records. A region is
+// claimed at init (state kRegionActive) and marked kRegionFinalized at
+// finalize; a finalized region keeps its data and is reused (generation++)
+// only when no free region is left. When no region can be had, the
+// communicator is not recorded and kDropNoRegion is counted.
+//
+// RECORDS AND THE SLOT STATE MACHINE
+//
+// One Record per collective or p2p operation. Its slot sequence is
+// RegionDesc::head at claim time (fetch_add). Bytes [8, 80) are immutable
+// once committed; bytes [80, 128) are mutable progress words, each one an
+// independent naturally aligned atomic that only moves forward.
+//
+//   commit == 0 ............ slot never written, or a claim is in progress
+//   commit == seq + 1 ...... the immutable part for slot sequence `seq` is
+//                            complete and `checksum` covers it
+//
+//   writer (launch thread, Coll/P2p start):
+//     seq = head.fetch_add(1, relaxed)
+//     commit.store(0, relaxed); release fence      -- invalidates the old lap
+//     fill bytes [8, 128); checksum last
+//     commit.store(seq + 1, release)               -- publishes
+//   progress writers (launch thread at Coll stop; proxy thread at KernelCh,
+//   ProxyOp, ProxyStep events) first check commit == seq + 1 (acquire) for the
+//   slot sequence their handle names, and count kDropStaleHandle otherwise.
+//
+//   reader: for each slot sequence s in [max(0, head - capacity), head):
+//     c = commit (acquire); if c != s + 1 -> torn (claimed, not published) or
+//     overwritten-in-flight; else verify checksum -> valid or torn.
+//
+// A SIGKILL at any instruction therefore costs at most the one record whose
+// claim was in progress, and the reader reports it as torn, never as data.
+// Records overwritten by wrap: RegionDesc::head - region_capacity when
+// positive; readers align ranks exactly by slot sequence and op_index.
+//
+// WHO WRITES WHAT, AND WHEN
+//
+//   FileHeader: everything at init (before any other thread can see the file)
+//     except: heartbeat_* (watchdog thread, every poll), process_state (last
+//     finalize / atexit), drops[] (any thread, relaxed fetch_add),
+//     gpu_offset_* (proxy thread, relaxed), dump_* (only in dump images, by
+//     the dumper on its private copy), dumps_sealed (watchdog).
+//   RegionDesc: identity at claim, by the init thread, published by
+//     state.store(kRegionActive, release); head by the launch thread; counters
+//     and drops by any thread with relaxed atomics; finalize_mono_ns and state
+//     kRegionFinalized by the finalize thread.
+//   Record: as above.
+//
+// CLOCKS
+//
+// All *_ns time fields in records are CLOCK_MONOTONIC nanoseconds of the
+// writing host (computed from a calibrated TSC when clock_source ==
+// kClockTsc, else read directly). FileHeader holds one anchor pair
+// (created_wall_ns, created_mono_ns) taken at the same instant, so
+// wall = mono - created_mono_ns + created_wall_ns. GPU timer values
+// (gpu_start_raw, gpu_end_raw) are the raw %globaltimer nanoseconds NCCL
+// reported; gpu_to_mono_offset_ns estimates mono - gpu (the minimum over
+// observations of host-observe-time minus GPU timer, which bounds the true
+// offset from above by the proxy's observation delay).
+#ifndef FLIGHTREC_RECORD_FORMAT_H_
+#define FLIGHTREC_RECORD_FORMAT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace flightrec {
+namespace format {
+
+// "FLIGHTRC" in little-endian byte order. The .so stores it XOR'd with
+// kMagicMask and computes the real value at run time, so scanning memory or
+// the library for the magic finds only real ring files.
+constexpr uint64_t kMagicMask = 0x5a5a5a5a5a5a5a5aULL;
+constexpr uint64_t kMagicMasked = 0x435452474948464cULL ^ kMagicMask;
+constexpr uint64_t Magic() { return kMagicMasked ^ kMagicMask; }
+constexpr uint32_t kEndianMarker = 0x01020304u;
+constexpr uint16_t kFormatMajor = 1;
+constexpr uint16_t kFormatMinor = 0;
+// The zstd frame magic as it appears in the first four bytes of a dump.
+constexpr uint32_t kZstdFrameMagic = 0xFD2FB528u;
+
+constexpr uint32_t kHeaderSize = 4096;
+constexpr uint32_t kRegionDescSize = 256;
+constexpr uint32_t kRecordSize = 128;
+constexpr uint32_t kPageSize = 4096;
+
+// Hard limits a reader enforces before trusting any count in a file.
+constexpr uint32_t kMaxRegions = 4096;
+constexpr uint64_t kMaxRegionCapacity = 1ULL << 22;
+constexpr uint64_t kMaxFileSize = 1ULL << 34;  // 16 GiB
+
+enum FileKind : uint32_t {
+  kFileKindRing = 1,  // the live (or crashed) process's mapping
+  kFileKindDump = 2,  // a sealed snapshot
+};
+
+enum ClockSource : uint32_t {
+  kClockMonotonic = 1,
+  kClockTsc = 2,
+};
+
+enum ProcessState : uint32_t {
+  kProcessRunning = 1,     // set at init; still set after SIGKILL
+  kProcessExited = 2,      // last finalize or exit handler ran
+  kProcessDisabled = 3,    // recording turned itself off (see disable_reason)
+};
+
+enum DumpReason : uint32_t {
+  kDumpNone = 0,
+  kDumpTimeout = 1,   // this process saw an op stuck past the timeout
+  kDumpTrigger = 2,   // another rank (or a user) left a trigger file
+  kDumpExit = 3,      // dump at exit / last finalize
+  kDumpRequest = 4,   // explicit API or signal request
+};
+
+// Every early return on the hot path counts one of these (process-wide in
+// FileHeader::drops, per communicator in RegionDesc::drops where the region
+// is known).
+enum DropCause : uint32_t {
+  kDropNoRegion = 0,       // communicator had no free region
+  kDropNullContext = 1,    // event for a declined/failed communicator
+  kDropForeignHandle = 2,  // handle/context not ours (PXN, garbage)
+  kDropStaleHandle = 3,    // slot was reused by a newer op before the event
+  kDropUnknownEvent = 4,   // event type or state we do not know
+  kDropBadDescriptor = 5,  // descriptor field out of range (e.g. channel id)
+  kDropAfterFinalize = 6,  // event for a communicator already finalized
+  kDropDisabled = 7,       // recording disabled after an error
+  kDropNoApiSlot = 8,      // API-level scratch entry was recycled
+  kNumDropCauses = 16,     // array size; unused causes stay 0
+};
+
+// Operation function codes (our own, stable across NCCL versions).
+enum Func : uint8_t {
+  kFuncUnknown = 0,
+  kFuncBroadcast = 1,
+  kFuncReduce = 2,
+  kFuncAllGather = 3,
+  kFuncReduceScatter = 4,
+  kFuncAllReduce = 5,
+  kFuncSend = 6,
+  kFuncRecv = 7,
+  kFuncAllToAll = 8,
+  kFuncGather = 9,
+  kFuncScatter = 10,
+  kFuncSendRecv = 11,
+  kFuncAllGatherV = 12,
+  kNumFuncs = 13,
+};
+
+enum DataType : uint8_t {
+  kTypeUnknown = 0,
+  kTypeInt8 = 1,
+  kTypeUint8 = 2,
+  kTypeInt32 = 3,
+  kTypeUint32 = 4,
+  kTypeInt64 = 5,
+  kTypeUint64 = 6,
+  kTypeFloat16 = 7,
+  kTypeFloat32 = 8,
+  kTypeFloat64 = 9,
+  kTypeBfloat16 = 10,
+  kTypeFloat8e4m3 = 11,
+  kTypeFloat8e5m2 = 12,
+  kNumDataTypes = 13,
+};
+
+enum Algo : uint8_t {
+  kAlgoUnknown = 0,
+  kAlgoTree = 1,
+  kAlgoRing = 2,
+  kAlgoCollnetDirect = 3,
+  kAlgoCollnetChain = 4,
+  kAlgoNvls = 5,
+  kAlgoNvlsTree = 6,
+  kAlgoPat = 7,
+  kNumAlgos = 8,
+};
+
+enum Proto : uint8_t {
+  kProtoUnknown = 0,
+  kProtoLL = 1,
+  kProtoLL128 = 2,
+  kProtoSimple = 3,
+  kNumProtos = 4,
+};
+
+enum OpState : uint8_t {
+  kOpNone = 0,
+  kOpEnqueued = 1,   // Coll/P2p start seen (NCCL has the task)
+  kOpRunning = 2,    // a KernelCh or ProxyOp started: the GPU/network runs it
+  kOpDone = 3,       // every channel's KernelCh stopped (or every ProxyOp)
+  kNumOpStates = 4,
+};
+
+// Record::flags bits.
+enum RecordFlag : uint8_t {
+  kFlagP2p = 1u << 0,            // a Send/Recv; op_index is per (peer, dir)
+  kFlagGraphCaptured = 1u << 1,  // CollApi/P2pApi said graphCaptured
+  kFlagHasApi = 1u << 2,         // t_api_ns/user_tag/stream came from *Api
+  kFlagGpuTimed = 1u << 3,       // KernelCh carried GPU timers
+  kFlagNetwork = 1u << 4,        // ProxyOp events were seen
+};
+
+// RegionDesc::state.
+enum RegionState : uint32_t {
+  kRegionFree = 0,
+  kRegionActive = 1,
+  kRegionFinalized = 2,
+};
+
+// RegionDesc::flags bits.
+enum RegionFlag : uint32_t {
+  kRegionIdentityFromInit = 1u << 0,  // v4+: comm identity came from init
+  kRegionCompletionTracked = 1u << 1, // KernelCh/ProxyOp events requested
+};
+
+// ---------------------------------------------------------------------------
+// FileHeader: 4096 bytes at offset 0.
+// ---------------------------------------------------------------------------
+struct FileHeader {
+  uint64_t magic;                 // Magic()
+  uint32_t endian_marker;         // kEndianMarker, written native-endian
+  uint16_t version_major;         // kFormatMajor
+  uint16_t version_minor;         // kFormatMinor
+  uint32_t header_size;           // kHeaderSize
+  uint32_t record_size;           // kRecordSize
+  uint32_t region_desc_size;      // kRegionDescSize
+  uint32_t max_regions;           // number of RegionDesc entries
+  uint64_t region_capacity;       // records per region, power of two
+  uint64_t region_table_offset;   // byte offset of RegionDesc[0]
+  uint64_t records_offset;        // byte offset of region 0's records
+  uint64_t file_size;             // total bytes of the image
+  uint32_t pointer_size;          // sizeof(void*) of the writer
+  uint32_t file_kind;             // FileKind
+  int64_t pid;                    // writer's pid
+  uint64_t created_wall_ns;       // CLOCK_REALTIME at init  } same instant
+  uint64_t created_mono_ns;       // CLOCK_MONOTONIC at init }
+  uint32_t clock_source;          // ClockSource used for *_ns fields
+  uint32_t api_version;           // NCCL profiler API version seen (1..7)
+  uint64_t tsc_hz;                // TSC frequency when kClockTsc, else 0
+  int64_t gpu_to_mono_offset_ns;  // estimate of mono - gpu timer (see top)
+  uint64_t gpu_offset_samples;    // observations behind that estimate
+  char host[64];                  // NUL-terminated, truncated
+  char job_id[64];                // SLURM/TORCHELASTIC/NCCL_FLIGHTREC_JOB_ID
+  char plugin_version[32];
+  char nccl_version[32];          // "" when unknown
+  char gpu_uuid[48];              // "" when no CUDA driver
+  char gpu_pci_bus_id[32];
+  int32_t cuda_device;            // -1 when unknown
+  uint32_t process_state;         // ProcessState
+  uint64_t heartbeat_mono_ns;     // watchdog refreshes every poll
+  uint64_t heartbeat_wall_ns;
+  uint64_t heartbeat_count;
+  uint64_t dumps_sealed;          // dumps this process has written
+  uint64_t drops[kNumDropCauses]; // DropCause -> count
+  uint64_t watchdog_timeout_ns;   // NCCL_FLIGHTREC_TIMEOUT_S in ns
+  uint64_t watchdog_poll_ns;      // poll interval (heartbeat period)
+  // Dump images only (zero in a ring):
+  uint32_t dump_reason;           // DumpReason
+  uint32_t dump_sequence;         // 1 for the first dump of this process
+  uint64_t dump_wall_ns;
+  uint64_t dump_mono_ns;
+  char dump_detail[128];          // e.g. "comm tp0 AllReduce #812 stuck 2.1s"
+  char disable_reason[128];       // why recording turned off, if it did
+  uint8_t reserved[3416];
+};
+
+static_assert(sizeof(FileHeader) == kHeaderSize, "FileHeader size");
+static_assert(alignof(FileHeader) == 8, "FileHeader align");
+static_assert(offsetof(FileHeader, magic) == 0, "");
+static_assert(offsetof(FileHeader, endian_marker) == 8, "");
+static_assert(offsetof(FileHeader, version_major) == 12, "");
+static_assert(offsetof(FileHeader, version_minor) == 14, "");
+static_assert(offsetof(FileHeader, header_size) == 16, "");
+static_assert(offsetof(FileHeader, record_size) == 20, "");
+static_assert(offsetof(FileHeader, region_desc_size) == 24, "");
+static_assert(offsetof(FileHeader, max_regions) == 28, "");
+static_assert(offsetof(FileHeader, region_capacity) == 32, "");
+static_assert(offsetof(FileHeader, region_table_offset) == 40, "");
+static_assert(offsetof(FileHeader, records_offset) == 48, "");
+static_assert(offsetof(FileHeader, file_size) == 56, "");
+static_assert(offsetof(FileHeader, pointer_size) == 64, "");
+static_assert(offsetof(FileHeader, file_kind) == 68, "");
+static_assert(offsetof(FileHeader, pid) == 72, "");
+static_assert(offsetof(FileHeader, created_wall_ns) == 80, "");
+static_assert(offsetof(FileHeader, created_mono_ns) == 88, "");
+static_assert(offsetof(FileHeader, clock_source) == 96, "");
+static_assert(offsetof(FileHeader, api_version) == 100, "");
+static_assert(offsetof(FileHeader, tsc_hz) == 104, "");
+static_assert(offsetof(FileHeader, gpu_to_mono_offset_ns) == 112, "");
+static_assert(offsetof(FileHeader, gpu_offset_samples) == 120, "");
+static_assert(offsetof(FileHeader, host) == 128, "");
+static_assert(offsetof(FileHeader, job_id) == 192, "");
+static_assert(offsetof(FileHeader, plugin_version) == 256, "");
+static_assert(offsetof(FileHeader, nccl_version) == 288, "");
+static_assert(offsetof(FileHeader, gpu_uuid) == 320, "");
+static_assert(offsetof(FileHeader, gpu_pci_bus_id) == 368, "");
+static_assert(offsetof(FileHeader, cuda_device) == 400, "");
+static_assert(offsetof(FileHeader, process_state) == 404, "");
+static_assert(offsetof(FileHeader, heartbeat_mono_ns) == 408, "");
+static_assert(offsetof(FileHeader, heartbeat_wall_ns) == 416, "");
+static_assert(offsetof(FileHeader, heartbeat_count) == 424, "");
+static_assert(offsetof(FileHeader, dumps_sealed) == 432, "");
+static_assert(offsetof(FileHeader, drops) == 440, "");
+static_assert(offsetof(FileHeader, watchdog_timeout_ns) == 568, "");
+static_assert(offsetof(FileHeader, watchdog_poll_ns) == 576, "");
+static_assert(offsetof(FileHeader, dump_reason) == 584, "");
+static_assert(offsetof(FileHeader, dump_sequence) == 588, "");
+static_assert(offsetof(FileHeader, dump_wall_ns) == 592, "");
+static_assert(offsetof(FileHeader, dump_mono_ns) == 600, "");
+static_assert(offsetof(FileHeader, dump_detail) == 608, "");
+static_assert(offsetof(FileHeader, disable_reason) == 736, "");
+static_assert(offsetof(FileHeader, reserved) == 864, "");
+
+// ---------------------------------------------------------------------------
+// RegionDesc: one per communicator slot, 256 bytes each.
+// ---------------------------------------------------------------------------
+struct RegionDesc {
+  uint32_t state;              // RegionState; published last (release)
+  uint32_t region_index;       // == its index in the table (cross-check)
+  uint64_t comm_id;            // NCCL commHash, identical on all ranks
+  int32_t rank;                // rank in this communicator
+  int32_t nranks;              // 0 when unknown (API v1-v3)
+  int32_t nnodes;              // 0 when unknown
+  uint32_t flags;              // RegionFlag
+  char comm_name[64];          // copied from init; "" when NULL
+  uint64_t generation;         // process-wide init counter at claim (1-based)
+  uint64_t head;               // next slot sequence to claim
+  uint64_t coll_count;         // collectives claimed (next coll op_index)
+  uint64_t p2p_count;          // p2p ops claimed
+  uint64_t init_mono_ns;
+  uint64_t finalize_mono_ns;   // 0 while active
+  uint64_t drops[8];           // DropCause (< 8) -> count, this comm only
+  uint64_t last_enqueue_mono_ns;  // t_enqueue_ns of the newest record
+  uint8_t reserved[40];
+};
+
+static_assert(sizeof(RegionDesc) == kRegionDescSize, "RegionDesc size");
+static_assert(alignof(RegionDesc) == 8, "RegionDesc align");
+static_assert(offsetof(RegionDesc, state) == 0, "");
+static_assert(offsetof(RegionDesc, region_index) == 4, "");
+static_assert(offsetof(RegionDesc, comm_id) == 8, "");
+static_assert(offsetof(RegionDesc, rank) == 16, "");
+static_assert(offsetof(RegionDesc, nranks) == 20, "");
+static_assert(offsetof(RegionDesc, nnodes) == 24, "");
+static_assert(offsetof(RegionDesc, flags) == 28, "");
+static_assert(offsetof(RegionDesc, comm_name) == 32, "");
+static_assert(offsetof(RegionDesc, generation) == 96, "");
+static_assert(offsetof(RegionDesc, head) == 104, "");
+static_assert(offsetof(RegionDesc, coll_count) == 112, "");
+static_assert(offsetof(RegionDesc, p2p_count) == 120, "");
+static_assert(offsetof(RegionDesc, init_mono_ns) == 128, "");
+static_assert(offsetof(RegionDesc, finalize_mono_ns) == 136, "");
+static_assert(offsetof(RegionDesc, drops) == 144, "");
+static_assert(offsetof(RegionDesc, last_enqueue_mono_ns) == 208, "");
+static_assert(offsetof(RegionDesc, reserved) == 216, "");
+
+// ---------------------------------------------------------------------------
+// Record: one collective or p2p operation, 128 bytes (two cache lines).
+// ---------------------------------------------------------------------------
+struct Record {
+  // Publication word (see the state machine above).
+  uint64_t commit;             // 0 or slot sequence + 1
+  // Immutable part, covered by checksum.
+  uint64_t op_index;           // coll: per-comm collective index (0-based);
+                               // p2p: per (comm, peer, direction) index
+  uint64_t nccl_seq;           // coll: NCCL seqNumber; p2p: UINT64_MAX
+  uint64_t count;              // elements as NCCL's Coll/P2p event gave it
+  uint64_t user_tag;           // v7 userTag (frameworks: training step)
+  uint64_t t_api_ns;           // CollApi/P2pApi start (0 if none)
+  uint64_t t_enqueue_ns;       // Coll/P2p start
+  uint64_t stream;             // opaque stream id from the API event
+  int32_t root_or_peer;        // coll: root; p2p: peer rank
+  uint8_t func;                // Func
+  uint8_t datatype;            // DataType
+  uint8_t algo;                // Algo
+  uint8_t proto;               // Proto
+  uint8_t n_channels;
+  uint8_t n_warps;
+  uint8_t flags;               // RecordFlag
+  uint8_t type_size;           // bytes per element (0 unknown)
+  uint32_t checksum;           // RecordChecksum() of bytes [0, 76) with the
+                               // commit word taken as seq + 1
+  // Mutable progress words (each monotonic, independent).
+  uint64_t t_enqueued_ns;      // Coll/P2p stop: NCCL finished enqueueing
+  uint64_t gpu_start_raw;      // min KernelCh start timer (GPU ns), 0 none
+  uint64_t gpu_end_raw;        // max KernelCh stop timer (GPU ns), 0 none
+  uint64_t t_last_progress_ns; // host time of the newest KernelCh/Proxy event
+  uint64_t net_bytes;          // sum of ProxyStep transSize
+  uint8_t state;               // OpState
+  uint8_t channels_started;
+  uint8_t channels_stopped;
+  uint8_t proxy_ops_started;
+  uint8_t proxy_ops_stopped;
+  uint8_t reserved[3];
+};
+
+static_assert(sizeof(Record) == kRecordSize, "Record size");
+static_assert(alignof(Record) == 8, "Record align");
+static_assert(offsetof(Record, commit) == 0, "");
+static_assert(offsetof(Record, op_index) == 8, "");
+static_assert(offsetof(Record, nccl_seq) == 16, "");
+static_assert(offsetof(Record, count) == 24, "");
+static_assert(offsetof(Record, user_tag) == 32, "");
+static_assert(offsetof(Record, t_api_ns) == 40, "");
+static_assert(offsetof(Record, t_enqueue_ns) == 48, "");
+static_assert(offsetof(Record, stream) == 56, "");
+static_assert(offsetof(Record, root_or_peer) == 64, "");
+static_assert(offsetof(Record, func) == 68, "");
+static_assert(offsetof(Record, datatype) == 69, "");
+static_assert(offsetof(Record, algo) == 70, "");
+static_assert(offsetof(Record, proto) == 71, "");
+static_assert(offsetof(Record, n_channels) == 72, "");
+static_assert(offsetof(Record, n_warps) == 73, "");
+static_assert(offsetof(Record, flags) == 74, "");
+static_assert(offsetof(Record, type_size) == 75, "");
+static_assert(offsetof(Record, checksum) == 76, "");
+static_assert(offsetof(Record, t_enqueued_ns) == 80, "");
+static_assert(offsetof(Record, gpu_start_raw) == 88, "");
+static_assert(offsetof(Record, gpu_end_raw) == 96, "");
+static_assert(offsetof(Record, t_last_progress_ns) == 104, "");
+static_assert(offsetof(Record, net_bytes) == 112, "");
+static_assert(offsetof(Record, state) == 120, "");
+static_assert(offsetof(Record, channels_started) == 121, "");
+static_assert(offsetof(Record, channels_stopped) == 122, "");
+static_assert(offsetof(Record, proxy_ops_started) == 123, "");
+static_assert(offsetof(Record, proxy_ops_stopped) == 124, "");
+static_assert(offsetof(Record, reserved) == 125, "");
+
+constexpr uint32_t kRecordImmutableBegin = 8;   // after commit
+constexpr uint32_t kRecordChecksumOffset = 76;  // checksum covers [8, 76)
+
+// Checksum of a record's immutable part: a 64-bit multiply-xorshift mix of
+// the nine little-endian 8-byte words in [8, 80), with the checksum field's
+// four bytes taken as zero, seeded with the slot sequence so that a record
+// left over from another lap (or copied to another slot) does not verify.
+// Nine multiply-xorshift rounds: a few ns on the hot path, and any torn or
+// flipped word changes the result.
+inline uint32_t RecordChecksum(const unsigned char* rec, uint64_t slot_seq) {
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ slot_seq;
+  for (uint32_t off = kRecordImmutableBegin; off < 80; off += 8) {
+    uint64_t w = 0;
+    __builtin_memcpy(&w, rec + off, sizeof(w));
+    if (off == 72) w &= 0x00000000ffffffffULL;  // drop the checksum bytes
+    h ^= w;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+  }
+  return static_cast<uint32_t>(h ^ (h >> 32));
+}
+
+// Per-type tables must have one entry per enumerator (Tracy's QueueDataSize
+// check): the name tables live in record_names.h and assert against these.
+constexpr uint32_t kFuncNameCount = kNumFuncs;
+constexpr uint32_t kDataTypeNameCount = kNumDataTypes;
+
+}  // namespace format
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_RECORD_FORMAT_H_

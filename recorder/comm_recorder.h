@@ -1,0 +1,97 @@
+// Hot-path interface of one communicator's region. The public members below
+// are the contract with plugin/ (do not change their signatures without
+// changing the plugin); the private part and the inline bodies belong to the
+// recorder.
+//
+// Every public member function here promises: no lock, no allocation, no
+// syscall, no exception, bounded work (no loop longer than a fixed bound).
+// They are safe to call concurrently from NCCL's user, launch and proxy
+// threads. Each takes a slot sequence returned by BeginOp; when that slot has
+// since been reused by a newer op (the ring wrapped), the call changes
+// nothing and counts kDropStaleHandle.
+#ifndef FLIGHTREC_RECORDER_COMM_RECORDER_H_
+#define FLIGHTREC_RECORDER_COMM_RECORDER_H_
+
+#include <stdint.h>
+
+#include "flightrec/record_format.h"
+
+namespace flightrec {
+
+// Everything the plugin knows about one collective or p2p op at Coll/P2p
+// start. Strings are already mapped to format:: enums by the plugin.
+struct OpDesc {
+  uint8_t func = format::kFuncUnknown;      // format::Func
+  uint8_t datatype = format::kTypeUnknown;  // format::DataType
+  uint8_t algo = format::kAlgoUnknown;
+  uint8_t proto = format::kProtoUnknown;
+  uint8_t n_channels = 0;
+  uint8_t n_warps = 0;
+  uint8_t flags = 0;            // format::RecordFlag (kFlagP2p for send/recv)
+  int32_t root_or_peer = 0;     // root for colls, peer for p2p
+  uint64_t count = 0;
+  uint64_t nccl_seq = UINT64_MAX;  // NCCL seqNumber; UINT64_MAX for p2p
+  uint64_t user_tag = 0;
+  uint64_t t_api_ns = 0;        // 0 when no API event was matched
+  uint64_t stream = 0;
+};
+
+// What a CollApi/P2pApi start carries, parked until its Coll/P2p arrives.
+struct ApiCall {
+  uint64_t t_api_ns = 0;
+  uint64_t user_tag = 0;
+  uint64_t stream = 0;
+  uint8_t graph_captured = 0;
+};
+
+constexpr uint64_t kNoSlot = UINT64_MAX;
+
+class CommRecorder {
+ public:
+  // Identity used to encode handles: the plugin packs (region, generation
+  // low 8 bits, slot sequence) into its opaque event handles and resolves
+  // them with CommByRegion().
+  uint32_t region_index() const;
+  uint32_t generation_low8() const;
+  int32_t rank() const;
+  bool finalized() const;
+
+  // Current time in CLOCK_MONOTONIC ns (cheap clock; see recorder/clock.h).
+  static uint64_t NowNs();
+
+  // CollApi/P2pApi start: parks the call's data; returns a non-zero token.
+  uint64_t NoteApiCall(const ApiCall& call);
+  // Coll/P2p start: fetches the parked call named by `token`. False when the
+  // entry was recycled (counts kDropNoApiSlot) or the token is not ours.
+  bool LookupApiCall(uint64_t token, ApiCall* out);
+
+  // Coll/P2p start: claims a slot, assigns op_index (per-comm collective
+  // index, or per (peer, direction) index for p2p), fills and commits the
+  // record with t_enqueue_ns = now and state kOpEnqueued. Returns the slot
+  // sequence, or kNoSlot when the communicator is not recording.
+  uint64_t BeginOp(const OpDesc& op);
+  // Coll/P2p stop: NCCL has finished enqueueing (t_enqueued_ns).
+  void OpEnqueued(uint64_t seq);
+  // KernelCh start/stop with NCCL's GPU %globaltimer value (0 if the API
+  // version carries none). Start moves the op to kOpRunning and keeps the
+  // minimum GPU start; stop keeps the maximum GPU end and moves the op to
+  // kOpDone once every channel has stopped.
+  void KernelStart(uint64_t seq, uint64_t gpu_timer_ns);
+  void KernelStop(uint64_t seq, uint64_t gpu_timer_ns);
+  // Network progress (ProxyOp/ProxyStep). Without KernelCh events, the op is
+  // kOpDone when every started ProxyOp has stopped.
+  void ProxyOpStart(uint64_t seq);
+  void ProxyOpStop(uint64_t seq);
+  void ProxyProgress(uint64_t seq, uint64_t bytes);
+
+  void CountDrop(format::DropCause cause);
+
+  // --- everything below is the recorder's own ---
+ private:
+  friend class ProcessRecorder;
+  CommRecorder() = default;
+};
+
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_RECORDER_COMM_RECORDER_H_
