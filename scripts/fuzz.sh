@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer harness of a FLIGHTREC_FUZZ=ON build for SECONDS each,
+# seeded with tests/fuzz/corpus/<harness>/ (the committed corpus is never
+# modified: new inputs go to a scratch copy). Any crash fails the run and is
+# left in DIR/fuzz-artifacts/ to be committed as a regression file.
+#   scripts/fuzz.sh BUILD_DIR [SECONDS]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:?build dir}
+secs=${2:-30}
+mapfile -t harnesses < <(find "$dir" -maxdepth 3 -type f -executable -name 'fuzz_*' ! -name 'fuzz_replay*' | sort)
+if ((${#harnesses[@]} == 0)); then
+  echo "fuzz: no harnesses in $dir (configure with -DFLIGHTREC_FUZZ=ON and clang)"; exit 1
+fi
+status=0
+mkdir -p "$dir/fuzz-artifacts"
+for h in "${harnesses[@]}"; do
+  name=$(basename "$h")
+  scratch="$dir/fuzz-scratch/$name"
+  rm -rf "$scratch"; mkdir -p "$scratch"
+  seeds=tests/fuzz/corpus/$name
+  [[ -d $seeds ]] || seeds=tests/fuzz/corpus
+  log="$dir/fuzz-artifacts/$name.log"
+  if "$h" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+      -artifact_prefix="$dir/fuzz-artifacts/$name-" "$scratch" "$seeds" >"$log" 2>&1; then
+    execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
+    echo "fuzz: $name ok, ${execs:-?} executions in ${secs}s"
+  else
+    echo "fuzz: $name FAILED (see $log)"; tail -30 "$log"; status=1
+  fi
+done
+exit $status

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The test command (README, CI): installs what is missing, then runs every
+# stage and ends with one summary line "N passed, N failed".
+#
+#   scripts/test.sh            all stages (what CI runs)
+#   scripts/test.sh --quick    lint + release build + unit/integration tests only
+#
+# Stages: lint, release (build + ctest), package (find_package consumer),
+# asan (ASan+UBSan build + ctest), tsan (TSan build + concurrency tests),
+# fuzz (clang libFuzzer smoke run). Build dirs: build/, build-asan/, build-tsan/,
+# build-fuzz/ (reused when present, so a second run is incremental).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+quick=0
+[[ "${1:-}" == "--quick" ]] && quick=1
+jobs=$(nproc 2>/dev/null || echo 2)
+
+bash scripts/install-deps.sh --fuzz || { echo "flightrec: could not install dependencies"; exit 1; }
+
+passed=0
+failed=0
+failed_stages=()
+stage() {  # stage NAME CMD...: runs one stage, records the result
+  local name=$1; shift
+  local t0=$SECONDS
+  echo "=== stage $name ==="
+  if "$@"; then
+    passed=$((passed + 1)); echo "=== stage $name: ok ($((SECONDS - t0)) s) ==="
+  else
+    failed=$((failed + 1)); failed_stages+=("$name"); echo "=== stage $name: FAILED ($((SECONDS - t0)) s) ==="
+  fi
+}
+
+configure_build() {  # configure_build DIR [cmake args...]
+  local dir=$1; shift
+  cmake -S "$root" -B "$dir" -G Ninja -DFLIGHTREC_WERROR=ON "$@" >/dev/null &&
+    cmake --build "$dir" -j "$jobs"
+}
+
+run_ctest() {  # run_ctest DIR [ctest args...]
+  local dir=$1; shift
+  ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600 "$@"
+}
+
+release() { configure_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo && run_ctest build; }
+
+package() {
+  rm -rf build/install build/package-test &&
+    cmake --install build --prefix build/install >/dev/null &&
+    cmake -S tests/package -B build/package-test -G Ninja \
+      -DCMAKE_PREFIX_PATH="$root/build/install" >/dev/null &&
+    cmake --build build/package-test && ctest --test-dir build/package-test --output-on-failure
+}
+
+asan() {
+  configure_build build-asan -DCMAKE_BUILD_TYPE=Debug -DFLIGHTREC_SANITIZE=address &&
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      run_ctest build-asan -LE no_sanitizer
+}
+
+tsan() {
+  configure_build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLIGHTREC_SANITIZE=thread &&
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest build-tsan -LE no_sanitizer
+}
+
+fuzz() {
+  CC=clang CXX=clang++ configure_build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DFLIGHTREC_FUZZ=ON -DFLIGHTREC_BUILD_TESTS=ON &&
+    bash scripts/fuzz.sh build-fuzz "${FLIGHTREC_FUZZ_SECONDS:-30}"
+}
+
+stage lint bash scripts/lint.sh
+stage release release
+if ((quick == 0)); then
+  stage package package
+  stage asan asan
+  stage tsan tsan
+  stage fuzz fuzz
+fi
+
+echo
+if ((failed > 0)); then
+  echo "failed stages: ${failed_stages[*]}"
+fi
+echo "stages: $passed passed, $failed failed"
+((failed == 0))
