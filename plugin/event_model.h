@@ -1,0 +1,77 @@
+// The one event model every ncclProfiler_vN adapter translates into.
+//
+// Adapters read their version's descriptor, map strings/codes to format::
+// enums, and call these functions; everything about handles, drops and the
+// recorder lives here. Contexts and handles are tagged integers (handle.h),
+// resolved through CommByRegion() and never dereferenced.
+#ifndef FLIGHTREC_PLUGIN_EVENT_MODEL_H_
+#define FLIGHTREC_PLUGIN_EVENT_MODEL_H_
+
+#include <stdint.h>
+
+#include "flightrec/nccl_profiler_abi.h"
+#include "recorder/comm_recorder.h"
+
+namespace flightrec {
+namespace plugin {
+
+// What init knows. v1-v3 carry no identity (bound at the first Coll/P2p).
+struct InitRequest {
+  int api_version = 0;
+  bool has_identity = false;
+  uint64_t comm_id = 0;
+  const char* comm_name = nullptr;
+  int nnodes = 0;
+  int nranks = 0;
+  int rank = -1;
+  nccl_abi::DebugLogger log = nullptr;
+};
+
+// CollApi/P2pApi start.
+struct ApiStart {
+  uint64_t user_tag = 0;
+  uint64_t stream = 0;
+  bool graph_captured = false;
+};
+
+// Coll/P2p start. `desc` has the op's own fields; the model adds the API
+// call's data (time, stream, tag, flags) when the parent names one.
+struct OpStart {
+  OpDesc desc;
+  bool parent_is_api = false;  // v5+: parentObj is the CollApi/P2pApi handle
+  bool bind_identity = false;  // v1-v3: bind comm identity from these:
+  uint64_t comm_hash = 0;
+  const char* comm_name = nullptr;
+  int32_t rank = -1;
+};
+
+// Slow path (may lock, allocate, log). Never fails towards NCCL: returns
+// the context to store in *context, or nullptr to decline the comm. Writes
+// the activation mask only when the comm is accepted.
+void* InitContext(const InitRequest& req, int* event_mask);
+// Slow path. Tolerates nullptr and contexts that are not ours.
+void FinalizeContext(void* context);
+
+// Hot path (each): no lock, no allocation, no syscall, no exception,
+// bounded work. Each returns the handle for *eHandle, or nullptr to decline.
+void* StartApi(void* context, const ApiStart& api);
+void* StartOp(void* context, void* parent, const OpStart& op);
+// `timed`: v4+ (start timer given; stop timer arrives with KernelChStop);
+// v3: no timers, stopEvent is the stop.
+void* StartKernelCh(void* parent, uint64_t gpu_start_ns, bool timed);
+// Checks `pid` against ours before looking at context or parent (PXN).
+void* StartProxyOp(void* context, void* parent, int32_t pid);
+void* StartProxyStep(void* parent);
+// An event type the adapter does not know: counted kDropUnknownEvent.
+void CountUnknownEvent(void* context);
+
+// Hot path: tolerate NULL, repeated, stale and foreign handles.
+void StopEvent(void* handle);
+// `value`: KernelChStop -> GPU stop timer; SendWait/RecvFlushWait ->
+// transSize; otherwise 0 (the adapter never reads args for other states).
+void RecordState(void* handle, nccl_abi::EventState state, uint64_t value);
+
+}  // namespace plugin
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_PLUGIN_EVENT_MODEL_H_

@@ -1,0 +1,78 @@
+#include "plugin/process_setup.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "flightrec/nccl_profiler_abi.h"
+
+namespace flightrec {
+namespace plugin {
+namespace {
+
+namespace abi = nccl_abi;
+
+pthread_once_t g_once = PTHREAD_ONCE_INIT;
+// Written by SetupOnce (under pthread_once, which orders it before every
+// later caller of EnsureProcessSetup) and by the atfork child handler (the
+// only thread in the child). Relaxed everywhere: no other data hangs on it.
+std::atomic<int32_t> g_pid{0};
+bool g_mask_override = false;
+bool g_mask_env_invalid = false;
+int g_mask = 0;
+
+void RefreshPidInChild() { g_pid.store(static_cast<int32_t>(getpid()), std::memory_order_relaxed); }
+
+bool EnvFlag(const char* name) {
+  const char* v = getenv(name);
+  return v != nullptr && strcmp(v, "1") == 0;
+}
+
+void SetupOnce() {
+  g_pid.store(static_cast<int32_t>(getpid()), std::memory_order_relaxed);
+  // glibc unregisters handlers of a dlclose'd library, so this cannot call
+  // into unmapped code after NCCL unloads us.
+  pthread_atfork(nullptr, nullptr, RefreshPidInChild);
+  const char* override_mask = getenv("NCCL_FLIGHTREC_EVENT_MASK");
+  if (override_mask != nullptr && *override_mask != '\0') {
+    char* end = nullptr;
+    const long v = strtol(override_mask, &end, 0);  // decimal or 0x hex
+    if (end != nullptr && *end == '\0' && v >= 0 && v <= 0x7fffffffL) {
+      g_mask_override = true;
+      g_mask = static_cast<int>(v);
+      return;
+    }
+    g_mask_env_invalid = true;  // fall back to the default, warn at init
+  }
+  g_mask = DefaultEventMask(EnvFlag("NCCL_FLIGHTREC_NET_STEPS"));
+}
+
+}  // namespace
+
+int DefaultEventMask(bool net_steps) {
+  int mask = abi::kProfileColl | abi::kProfileP2p | abi::kProfileKernelCh | abi::kProfileCollApi |
+             abi::kProfileP2pApi | abi::kProfileProxyOp;
+  if (net_steps) mask |= abi::kProfileProxyStep;
+  return mask;
+}
+
+void EnsureProcessSetup() { pthread_once(&g_once, SetupOnce); }
+
+int MaskToWrite(int current_mask) {
+  EnsureProcessSetup();
+  return g_mask_override ? g_mask : (current_mask | g_mask);
+}
+
+bool EventMaskEnvInvalid() {
+  EnsureProcessSetup();
+  return g_mask_env_invalid;
+}
+
+// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
+int32_t CachedPid() { return g_pid.load(std::memory_order_relaxed); }
+
+}  // namespace plugin
+}  // namespace flightrec

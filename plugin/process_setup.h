@@ -1,0 +1,36 @@
+// Process-wide plugin settings, set up once on the first init (slow path):
+// the activation mask we ask NCCL for, and our pid cached for the PXN check.
+#ifndef FLIGHTREC_PLUGIN_PROCESS_SETUP_H_
+#define FLIGHTREC_PLUGIN_PROCESS_SETUP_H_
+
+#include <stdint.h>
+
+namespace flightrec {
+namespace plugin {
+
+// Events flightrec needs by default: ops (Coll, P2p), their API calls (user
+// tag, stream, API time), completion (KernelCh: GPU timers; ProxyOp:
+// network). See docs/plugin.md for why each bit is in or out.
+int DefaultEventMask(bool net_steps);
+
+// Parses NCCL_FLIGHTREC_EVENT_MASK / NCCL_FLIGHTREC_NET_STEPS once and
+// caches our pid (refreshed in fork children). Idempotent, thread-safe.
+void EnsureProcessSetup();
+
+// The mask to write through init's eActivationMask: the override when
+// NCCL_FLIGHTREC_EVENT_MASK is set (replaces the whole mask), else
+// NCCL's current value OR our default bits.
+int MaskToWrite(int current_mask);
+
+// True when NCCL_FLIGHTREC_EVENT_MASK was set but is not an integer in
+// [0, INT_MAX]; the default mask is used instead.
+bool EventMaskEnvInvalid();
+
+// Hot path: no lock, no allocation, no syscall, no exception, bounded work
+// (one relaxed load; getpid() is never called here).
+int32_t CachedPid();
+
+}  // namespace plugin
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_PLUGIN_PROCESS_SETUP_H_
