@@ -43,17 +43,20 @@ abi::Result StartEventV1(void* context, void** handle, abi::EventDescrV1* d) {
   *handle = nullptr;  // always written: NCCL reuses the slot otherwise
   if (d == nullptr) return abi::kSuccess;
   switch (d->type) {
+    case abi::kProfileGroup:  // NCCL <= 2.27 gates Coll/P2p on it
+      *handle = StartGroup(context);
+      break;
     case abi::kProfileColl: {
       OpStart op = CollFromCodes(d->coll);
       AddIdentity(d->coll, d->rank, &op);
-      // parentObj is the legacy Group handle (declined, so NULL).
+      // parentObj is the legacy Group handle (accepted: see StartGroup).
       *handle = StartOp(context, d->parentObj, op);
       break;
     }
     case abi::kProfileP2p: {
       OpStart op = P2pFromCodes(d->p2p);
       AddIdentity(d->p2p, d->rank, &op);
-      // parentObj is the legacy Group handle (declined, so NULL).
+      // parentObj is the legacy Group handle (accepted: see StartGroup).
       *handle = StartOp(context, d->parentObj, op);
       break;
     }

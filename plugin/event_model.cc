@@ -154,6 +154,12 @@ void* StartOp(void* context, void* parent, const OpStart& op) {
 }
 
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work.
+void* StartGroup(void* context) {
+  DecodedHandle d;
+  return ResolveContext(context, &d) != nullptr ? context : nullptr;
+}
+
+// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
 void* StartKernelCh(void* parent, uint64_t gpu_start_ns, bool timed) {
   if (parent == nullptr) return nullptr;  // the op itself was not recorded
   DecodedHandle d;

@@ -56,6 +56,11 @@ void FinalizeContext(void* context);
 // bounded work. Each returns the handle for *eHandle, or nullptr to decline.
 void* StartApi(void* context, const ApiStart& api);
 void* StartOp(void* context, void* parent, const OpStart& op);
+
+// v1-v4 legacy Group event: NCCL 2.23-2.27 start Coll/P2p only when the Group
+// handle is non-NULL (profiler-api.md a.6), so it must be accepted there. The
+// handle is the (validated) context itself: stop/record on it are no-ops.
+void* StartGroup(void* context);
 // `timed`: v4+ (start timer given; stop timer arrives with KernelChStop);
 // v3: no timers, stopEvent is the stop.
 void* StartKernelCh(void* parent, uint64_t gpu_start_ns, bool timed);

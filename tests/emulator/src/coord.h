@@ -1,0 +1,115 @@
+// The job's coordination file (<job-dir>/coord.shm), mapped MAP_SHARED by the
+// launcher and every rank. Per communicator and member it holds three
+// monotonic launch counters that make collectives truly block:
+//
+//   enqueued[m]  launches the member's user thread has enqueued on the comm
+//   reached[m]   launches whose kernel has started on the member's GPU stream
+//   done[m]      launches whose kernel has done its own share of the work
+//
+// A kernel finishes launch k only when every member's done >= k + 1, and it
+// does its share only after every member's reached >= k + 1: a member that
+// never arrives (stuck, killed, skipped) or never does its share (gpu-hang)
+// holds every other member inside the kernel, as on a GPU.
+//
+// Per rank it holds the pid, op progress and per-comm record counters that the
+// launcher and the tests read. Waiters sleep on a per-comm futex word.
+#ifndef FLIGHTREC_TESTS_EMULATOR_SRC_COORD_H_
+#define FLIGHTREC_TESTS_EMULATOR_SRC_COORD_H_
+
+#include <stdint.h>
+
+#include <string>
+
+namespace flightrec {
+namespace emu {
+
+constexpr uint64_t kCoordMagic = 0x44524f4f43554d45ULL;  // "EMUCOORD"
+constexpr uint32_t kCoordVersion = 1;
+
+enum RankState : uint32_t {
+  kRankStarting = 0,
+  kRankRunning = 1,
+  kRankStuck = 2,      // a stuck fault holds the user thread
+  kRankFinished = 3,   // every op done, communicators finalized
+};
+
+struct CoordHeader {
+  uint64_t magic;
+  uint32_t version;
+  uint32_t nranks;
+  uint32_t ncomms;
+  uint32_t reserved;
+  uint64_t start_wall_ns;
+  char job_id[64];
+};
+
+struct RankSlot {
+  int64_t pid;
+  uint32_t state;        // RankState
+  uint32_t reserved;
+  uint64_t ops_enqueued;   // op numbers the user thread has handed to NCCL
+  uint64_t ops_completed;  // launches the GPU stream finished
+  uint64_t mark_wall_ns;   // CLOCK_REALTIME when op --mark-op was enqueued
+  uint64_t records_begun[3];  // per CommKind: Coll/P2p startEvent calls returned
+  uint64_t progress_wall_ns;  // last change of ops_completed
+};
+
+struct CommSlot {
+  uint32_t futex_word;  // bumped after every counter change
+  uint32_t reserved;
+};
+
+// A mapped coordination file. All accessors are atomic (the file is shared
+// by processes); counters only grow.
+class Coord {
+ public:
+  Coord() = default;
+  ~Coord();
+  Coord(const Coord&) = delete;
+  Coord& operator=(const Coord&) = delete;
+
+  // Creates (truncating) the file for `nranks` ranks and `ncomms` comms.
+  bool Create(const std::string& path, int nranks, int ncomms, const std::string& job_id,
+              std::string* error);
+  // Maps an existing file and validates its header against its size.
+  bool Open(const std::string& path, std::string* error);
+
+  int nranks() const { return static_cast<int>(header_->nranks); }
+  int ncomms() const { return static_cast<int>(header_->ncomms); }
+  const CoordHeader& header() const { return *header_; }
+
+  RankSlot* rank(int r) const { return &ranks_[r]; }
+  // Counter of comm `c` for member `m` (comm rank); members < nranks.
+  uint64_t* enqueued(int c, int m) const { return Counter(c, 0, m); }
+  uint64_t* reached(int c, int m) const { return Counter(c, 1, m); }
+  uint64_t* done(int c, int m) const { return Counter(c, 2, m); }
+
+  // Stores `value` (relaxed is not enough: waiters read with acquire, see
+  // WaitAll) and wakes the comm's waiters.
+  void Publish(int c, uint64_t* counter, uint64_t value);
+  // Blocks until counters[c][member] >= target for every member < n, where
+  // `which` selects the array (0 enqueued, 1 reached, 2 done). Returns false
+  // if `*stop` becomes true first (polled at least every 100 ms).
+  bool WaitAll(int c, int which, int n, uint64_t target, const volatile bool* stop);
+
+  static uint64_t Load(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+  static void Store(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+
+ private:
+  uint64_t* Counter(int c, int which, int m) const;
+  bool Map(int fd, size_t size, std::string* error);
+
+  void* base_ = nullptr;
+  size_t size_ = 0;
+  CoordHeader* header_ = nullptr;
+  RankSlot* ranks_ = nullptr;
+  CommSlot* comms_ = nullptr;
+  uint64_t* counters_ = nullptr;
+};
+
+size_t CoordFileSize(int nranks, int ncomms);
+
+}  // namespace emu
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_TESTS_EMULATOR_SRC_COORD_H_

@@ -1,0 +1,36 @@
+// `flightrec-emu run`: forks and execs one process per rank, watches their
+// progress through the coordination file, ends hung jobs, and reports a JSON
+// summary. Exit statuses are listed in options.cc (UsageText) and README.md.
+#ifndef FLIGHTREC_TESTS_EMULATOR_SRC_LAUNCHER_H_
+#define FLIGHTREC_TESTS_EMULATOR_SRC_LAUNCHER_H_
+
+#include <string>
+#include <vector>
+
+#include "emulator/src/options.h"
+
+namespace flightrec {
+namespace emu {
+
+enum ExitStatus : int {
+  kExitOk = 0,
+  kExitInternal = 1,
+  kExitUsage = 2,
+  kExitHang = 3,
+  kExitUntilDumps = 4,
+  kExitRankFailed = 5,
+  kExitInterrupted = 6,
+};
+
+const char* ExitStatusName(int status);
+
+// Runs the job. `raw_args` are passed on to every rank process.
+int RunLauncher(Options opts, const std::vector<std::string>& raw_args);
+
+// Counts regular files named *.frdump in `dir` (0 if it cannot be read).
+int CountDumps(const std::string& dir);
+
+}  // namespace emu
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_TESTS_EMULATOR_SRC_LAUNCHER_H_

@@ -1,0 +1,261 @@
+#include "emulator/src/options.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace flightrec {
+namespace emu {
+
+const Fault* Options::FindFault(FaultKind kind, int r, int64_t op_number) const {
+  for (const Fault& f : faults) {
+    if (f.kind == kind && f.rank == r && (kind == FaultKind::kSlow || f.op == op_number)) return &f;
+  }
+  return nullptr;
+}
+
+namespace {
+
+bool ToInt64(const std::string& s, int64_t* out) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  *out = v;
+  return true;
+}
+
+bool ToDouble(const std::string& s, double* out) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (errno != 0 || *end != '\0' || v < 0) return false;
+  *out = v;
+  return true;
+}
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep)) parts.push_back(item);
+  return parts;
+}
+
+bool FaultKindFromName(const std::string& name, FaultKind* kind) {
+  static const struct {
+    const char* name;
+    FaultKind kind;
+  } kKinds[] = {{"stuck", FaultKind::kStuck},       {"skip", FaultKind::kSkip},
+                {"kill", FaultKind::kKill},         {"mismatch", FaultKind::kMismatch},
+                {"gpu-hang", FaultKind::kGpuHang},  {"slow", FaultKind::kSlow}};
+  for (const auto& k : kKinds) {
+    if (name == k.name) {
+      *kind = k.kind;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Validates the whole configuration once every option has been read.
+bool Validate(Options* o, std::string* error) {
+  if (o->ranks < 1 || o->ranks > 4096) {
+    *error = "--ranks must be in 1..4096";
+    return false;
+  }
+  if (o->tp < 1 || o->ranks % o->tp != 0) {
+    *error = "--tp must be >= 1 and divide --ranks";
+    return false;
+  }
+  if (o->ranks_per_node < 1) {
+    *error = "--ranks-per-node must be >= 1";
+    return false;
+  }
+  if (o->api < 0 || o->api > 7) {
+    *error = "--api must be 1..7";
+    return false;
+  }
+  if (o->ops < 0) {
+    *error = "--ops must be >= 0";
+    return false;
+  }
+  if (o->graph_replays > 0) {
+    // TODO(E): CUDA-graph capture/replay (profiler-api.md c.9) is not emulated yet.
+    *error = "--graph-replays is not implemented yet";
+    return false;
+  }
+  for (const Fault& f : o->faults) {
+    if (f.rank < 0 || f.rank >= o->ranks) {
+      *error = "--fault: rank " + std::to_string(f.rank) + " is not in 0.." +
+               std::to_string(o->ranks - 1);
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ParseFault(const std::string& spec, Fault* out, std::string* error) {
+  std::vector<std::string> parts = Split(spec, ':');
+  Fault f;
+  if (parts.empty() || !FaultKindFromName(parts[0], &f.kind)) {
+    *error = "--fault '" + spec + "': unknown kind (stuck|skip|kill|mismatch|gpu-hang|slow)";
+    return false;
+  }
+  for (size_t i = 1; i < parts.size(); ++i) {
+    size_t eq = parts[i].find('=');
+    std::string key = parts[i].substr(0, eq);
+    std::string val = eq == std::string::npos ? "" : parts[i].substr(eq + 1);
+    int64_t n = 0;
+    if (key == "rank" && ToInt64(val, &n)) {
+      f.rank = static_cast<int>(n);
+    } else if (key == "op" && ToInt64(val, &n) && n >= 0) {
+      f.op = n;
+    } else if (key == "us" && ToInt64(val, &n) && n >= 0) {
+      f.us = n;
+    } else if (key == "field" && val == "count") {
+      f.field = MismatchField::kCount;
+    } else if (key == "field" && val == "datatype") {
+      f.field = MismatchField::kDatatype;
+    } else if (key == "field" && val == "func") {
+      f.field = MismatchField::kFunc;
+    } else {
+      *error = "--fault '" + spec + "': bad part '" + parts[i] + "'";
+      return false;
+    }
+  }
+  bool needs_op = f.kind != FaultKind::kSlow;
+  if (f.rank < 0 || (needs_op && f.op < 0) || (f.kind == FaultKind::kSlow && f.us <= 0) ||
+      (f.kind == FaultKind::kMismatch && f.field == MismatchField::kNone)) {
+    *error = "--fault '" + spec + "': needs rank=R" +
+             std::string(needs_op ? ":op=N" : ":us=X") +
+             (f.kind == FaultKind::kMismatch ? ":field=count|datatype|func" : "");
+    return false;
+  }
+  *out = f;
+  return true;
+}
+
+bool ParseOptions(const std::vector<std::string>& args, Options* o, std::string* error) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    std::string key = a, val;
+    bool has_inline = false;
+    size_t eq = a.find('=');
+    if (a.compare(0, 2, "--") == 0 && eq != std::string::npos) {
+      key = a.substr(0, eq);
+      val = a.substr(eq + 1);
+      has_inline = true;
+    }
+    auto next = [&](std::string* v) {
+      if (has_inline) {
+        *v = val;
+        return true;
+      }
+      if (i + 1 >= args.size()) return false;
+      *v = args[++i];
+      return true;
+    };
+    if (key == "--grouped-init") {
+      o->grouped_init = true;
+      continue;
+    }
+    std::string v;
+    if (!next(&v)) {
+      *error = "option '" + key + "' needs a value";
+      return false;
+    }
+    int64_t n = 0;
+    double d = 0;
+    bool ok = true;
+    if (key == "--ranks") {
+      ok = ToInt64(v, &n) && (o->ranks = static_cast<int>(n), true);
+    } else if (key == "--ops") {
+      ok = ToInt64(v, &o->ops);
+    } else if (key == "--tp") {
+      ok = ToInt64(v, &n) && (o->tp = static_cast<int>(n), true);
+    } else if (key == "--ranks-per-node") {
+      ok = ToInt64(v, &n) && (o->ranks_per_node = static_cast<int>(n), true);
+    } else if (key == "--api") {
+      ok = ToInt64(v, &n) && n >= 1 && n <= 7 && (o->api = static_cast<int>(n), true);
+    } else if (key == "--nccl-version") {
+      if (!ParseNcclVersion(v, &o->nccl_version, error)) return false;
+    } else if (key == "--graph-replays") {
+      ok = ToInt64(v, &n) && n >= 0 && (o->graph_replays = static_cast<int>(n), true);
+    } else if (key == "--seed") {
+      ok = ToInt64(v, &n) && (o->seed = static_cast<uint64_t>(n), true);
+    } else if (key == "--job-dir") {
+      o->job_dir = v;
+    } else if (key == "--job-id") {
+      o->job_id = v;
+    } else if (key == "--dump-dir") {
+      o->dump_dir = v;
+    } else if (key == "--step-us") {
+      ok = ToInt64(v, &o->step_us) && o->step_us >= 0;
+    } else if (key == "--fault") {
+      Fault f;
+      if (!ParseFault(v, &f, error)) return false;
+      o->faults.push_back(f);
+    } else if (key == "--hang-timeout-s") {
+      ok = ToDouble(v, &d) && (o->hang_timeout_s = d, true);
+    } else if (key == "--until-dumps") {
+      ok = ToInt64(v, &n) && n >= 0 && (o->until_dumps = static_cast<int>(n), true);
+    } else if (key == "--mark-op") {
+      ok = ToInt64(v, &o->mark_op);
+    } else if (key == "--summary") {
+      o->summary_file = v;
+    } else if (key == "--log-file") {
+      o->log_file = v;
+    } else if (key == "--rank-index") {
+      ok = ToInt64(v, &n) && (o->rank = static_cast<int>(n), true);
+    } else if (key == "--coord") {
+      o->coord_path = v;
+    } else {
+      *error = "unknown option '" + key + "' (see flightrec-emu --help)";
+      return false;
+    }
+    if (!ok) {
+      *error = "option '" + key + "': bad value '" + v + "'";
+      return false;
+    }
+  }
+  return Validate(o, error);
+}
+
+const char* UsageText() {
+  return R"(usage: flightrec-emu run [options]
+Runs an emulated NCCL job: one process per rank, each loading the profiler
+plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
+
+  --ranks N             ranks (processes) [8]
+  --ops M               ops per rank [100]
+  --tp T                tensor-parallel group size; DP groups = ranks with equal rank%T [1]
+  --ranks-per-node K    emulated node size (sets nNodes, network proxy events) [8]
+  --api N               force ncclProfiler_vN (default: newest the NCCL version looks up)
+  --nccl-version X.Y.Z  emulated NCCL release, 2.23.0 .. 2.31 or 'master' [2.28.9]
+  --grouped-init        init the communicators concurrently on separate threads
+  --graph-replays R     capture the first pattern period in a CUDA graph, replay it R times
+  --seed S              schedule seed (counts, channels) [1]
+  --job-dir DIR         coordination file and default dirs [new dir under $TMPDIR]
+  --job-id ID           job id (commHash input, NCCL_FLIGHTREC_JOB_ID when unset)
+  --dump-dir DIR        where --until-dumps counts *.frdump [$NCCL_FLIGHTREC_DIR]
+  --step-us US          emulated kernel time per op [200]
+  --fault SPEC          stuck|skip|kill:rank=R:op=N, mismatch:rank=R:op=N:field=count|datatype|func,
+                        gpu-hang:rank=R:op=N, slow:rank=R:us=X (repeatable)
+  --hang-timeout-s S    kill all ranks after S seconds without progress [60]
+  --until-dumps N       kill all ranks once N dump files exist in the dump dir
+  --mark-op N           record when each rank enqueues op N (summary: mark_op_wall_ns)
+  --summary FILE        write the JSON summary there instead of stdout
+  --log-file FILE       NCCL log lines (NCCL_DEBUG=WARN|INFO) there instead of stderr
+Exit status: 0 all ranks exited 0; 2 usage error; 3 hang timeout; 4 --until-dumps
+reached; 5 a rank failed and the rest finished; 6 interrupted (SIGINT/SIGTERM); 1 internal error.
+)";
+}
+
+}  // namespace emu
+}  // namespace flightrec

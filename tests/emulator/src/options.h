@@ -1,0 +1,67 @@
+// Command-line options of `flightrec-emu run` and the faults it can inject.
+// The launcher passes the same argument list to every rank process, so
+// parsing is the single source of a job's configuration.
+#ifndef FLIGHTREC_TESTS_EMULATOR_SRC_OPTIONS_H_
+#define FLIGHTREC_TESTS_EMULATOR_SRC_OPTIONS_H_
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "emulator/src/nccl_version.h"
+
+namespace flightrec {
+namespace emu {
+
+enum class FaultKind { kStuck, kSkip, kKill, kMismatch, kGpuHang, kSlow };
+enum class MismatchField { kNone, kCount, kDatatype, kFunc };
+
+struct Fault {
+  FaultKind kind = FaultKind::kStuck;
+  int rank = -1;
+  int64_t op = -1;  // op number (kSlow: unused)
+  MismatchField field = MismatchField::kNone;
+  int64_t us = 0;  // kSlow: delay before every op
+};
+
+struct Options {
+  int ranks = 8;
+  int64_t ops = 100;
+  int tp = 1;
+  int ranks_per_node = 8;
+  int api = 0;  // 0: newest the NCCL version knows
+  NcclVersion nccl_version;
+  bool grouped_init = false;
+  int graph_replays = 0;
+  uint64_t seed = 1;
+  std::string job_dir;  // default: a new directory under $TMPDIR
+  std::string job_id;   // default: "emu-<launcher pid>-<seed>"
+  std::string dump_dir; // default: $NCCL_FLIGHTREC_DIR, else <job-dir>/flightrec
+  int64_t step_us = 200;
+  std::vector<Fault> faults;
+  double hang_timeout_s = 60;
+  int until_dumps = 0;
+  int64_t mark_op = -1;  // record when each rank enqueues this op
+  std::string summary_file;
+  std::string log_file;
+  // Set only in rank processes (the launcher adds them).
+  int rank = -1;
+  std::string coord_path;
+
+  int tp_groups() const { return ranks / tp; }
+  const Fault* FindFault(FaultKind kind, int r, int64_t op_number) const;
+};
+
+// Parses `args` (everything after the sub-command). Returns false and sets
+// `error` to a message naming the bad option on failure.
+bool ParseOptions(const std::vector<std::string>& args, Options* out, std::string* error);
+bool ParseFault(const std::string& spec, Fault* out, std::string* error);
+
+// Help text for `flightrec-emu --help`.
+const char* UsageText();
+
+}  // namespace emu
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_TESTS_EMULATOR_SRC_OPTIONS_H_

@@ -1,0 +1,88 @@
+// Calls one plugin table (ncclProfiler_v1..v7) the way a given NCCL release
+// does: builds the version's descriptor from a version-neutral event, applies
+// NCCL's compatibility shims for older tables (profiler-api.md b.8) and the
+// per-release descriptor contents (b.2, c.0).
+#ifndef FLIGHTREC_TESTS_EMULATOR_SRC_PROFILER_SHIM_H_
+#define FLIGHTREC_TESTS_EMULATOR_SRC_PROFILER_SHIM_H_
+
+#include <stdint.h>
+
+#include "emulator/src/nccl_version.h"
+#include "flightrec/nccl_profiler_abi.h"
+
+namespace flightrec {
+namespace emu {
+
+enum class Ev {
+  kGroupApi, kCollApi, kP2pApi, kKernelLaunch, kGroup, kColl, kP2p,
+  kProxyOp, kProxyStep, kKernelCh, kProxyCtrl,
+};
+
+// Version-neutral event (the newest API's view). Enum-coded fields use
+// flightrec::format codes and are turned into NCCL strings or v1 codes.
+struct EventDesc {
+  Ev type = Ev::kGroup;
+  void* parent = nullptr;
+  int rank = 0;
+  bool graph_captured = false;  // GroupApi/CollApi/P2pApi
+  int group_depth = 0;          // GroupApi
+  uint8_t func = 0, datatype = 0, algo = 0, proto = 0;
+  uint64_t count = 0;
+  int root = 0;
+  int peer = 0;
+  void* stream = nullptr;
+  uint64_t user_tag = 0;
+  uint64_t seq = 0;
+  uint8_t n_channels = 0, n_warps = 0;
+  void* parent_group = nullptr;  // Coll/P2p: the legacy Group handle
+  const void* send_buff = nullptr;
+  void* recv_buff = nullptr;
+  int pid = 0;                  // ProxyOp
+  uint8_t channel_id = 0;       // ProxyOp, KernelCh
+  int n_steps = 0, chunk_size = 0, is_send = 0;
+  int step = 0;                 // ProxyStep
+  uint64_t ptimer = 0;          // KernelCh start
+  // v1-v3 descriptors name the comm; NCCL >= 2.27 leaves these NULL/0.
+  uint64_t comm_hash = 0;
+  const char* comm_name = nullptr;
+};
+
+struct StateArgs {
+  uint64_t trans_size = 0;
+  uint64_t ptimer = 0;
+  int appended_proxy_ops = 0;
+  bool null_args = false;  // NCCL passes NULL (Group*Api states)
+};
+
+class ProfilerShim {
+ public:
+  ProfilerShim(const void* table, int plugin_api, const NcclVersion& nccl);
+
+  int plugin_api() const { return api_; }
+  int native_api() const { return native_; }
+  const char* name() const;
+
+  // The release's init call for this table (b.1). Returns NCCL's result code.
+  int Init(void** context, uint64_t comm_hash, int* mask, const char* comm_name, int nnodes,
+           int nranks, int rank, nccl_abi::DebugLogger log) const;
+  // Always writes *handle (NULL when the shim swallows the event).
+  void Start(void* context, void** handle, const EventDesc& d) const;
+  void Stop(void* handle) const;
+  void Record(void* handle, int state, const StateArgs& args) const;
+  void Finalize(void* context) const;
+
+  // Whether this plugin version is called for `type` at all.
+  bool Delivers(Ev type) const;
+
+ private:
+  bool ForwardsState(int state) const;
+
+  const void* table_;
+  int api_;
+  int native_;
+};
+
+}  // namespace emu
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_TESTS_EMULATOR_SRC_PROFILER_SHIM_H_

@@ -1,0 +1,239 @@
+// The proxy progress thread of one communicator ("NCCL Progress"): reports
+// kernel progress the GPU stream wrote (KernelCh, c.5), network progress for
+// comms spanning nodes (ProxyOp/ProxyStep, c.6) and its own activity
+// (ProxyCtrl, c.7). Like NCCL's it notices events on a later pass than they
+// happen, and never delivers a KernelCh start and stop in the same pass.
+#include <unistd.h>
+
+#include <chrono>
+
+#include "emulator/src/rank_runtime.h"
+#include "flightrec/nccl_profiler_abi.h"
+#include "flightrec/record_names.h"
+
+namespace flightrec {
+namespace emu {
+
+namespace abi = ::flightrec::nccl_abi;
+
+namespace {
+constexpr int kGateProxyOp = abi::kProfileProxyOp | abi::kProfileProxyStep | abi::kProfileNetPlugin;
+constexpr int kGateProxyStep = abi::kProfileProxyStep | abi::kProfileNetPlugin;
+constexpr int kChunkSize = 1 << 17;
+}  // namespace
+
+void RankRuntime::Post(CommState* c, std::shared_ptr<Task> t) {
+  {
+    std::lock_guard<std::mutex> lock(c->mu);
+    c->posted.push_back(std::move(t));
+    c->dirty = true;
+  }
+  c->cv.notify_one();
+}
+
+void RankRuntime::Notify(CommState* c) {
+  {
+    std::lock_guard<std::mutex> lock(c->mu);
+    c->dirty = true;
+  }
+  c->cv.notify_one();
+}
+
+void RankRuntime::ProxyCtrl(CommState* c, int state, int appended) {
+  // c.7: the live mask decides, parent NULL, rank 0.
+  if (c->shim == nullptr || !TableLive()) return;
+  if (!(__atomic_load_n(&mask_, __ATOMIC_RELAXED) & abi::kProfileProxyCtrl)) return;
+  EventDesc d;
+  d.type = Ev::kProxyCtrl;
+  void* h = nullptr;
+  c->shim->Start(c->ctx, &h, d);
+  if (h == nullptr) return;
+  StateArgs a;
+  a.appended_proxy_ops = appended;
+  c->shim->Record(h, state, a);
+  c->shim->Stop(h);
+}
+
+void RankRuntime::ProxyAppend(CommState* c, Task* t) {
+  t->appended = true;
+  if (!t->network || !(t->mask & kGateProxyOp)) return;
+  const ProfilerShim* s = c->shim;
+  int n = static_cast<int>(t->call.channels.size());
+  t->proxy_ops.assign(2 * n, nullptr);
+  for (int ch = 0; ch < n; ++ch) {
+    for (int dir = 0; dir < 2; ++dir) {
+      EventDesc d;
+      d.type = Ev::kProxyOp;
+      d.parent = t->handle;
+      d.rank = c->info.my_rank;
+      d.pid = static_cast<int>(getpid());
+      d.channel_id = t->call.channels[ch];
+      d.is_send = dir == 0 ? 1 : 0;
+      d.peer = dir == 0 ? t->send_peer : t->recv_peer;
+      d.n_steps = kStepsPerOp;
+      d.chunk_size = kChunkSize;
+      s->Start(c->ctx, &t->proxy_ops[2 * ch + dir], d);
+    }
+  }
+}
+
+void RankRuntime::ProxyKernelStart(CommState* c, Task* t) {
+  const ProfilerShim* s = c->shim;
+  uint64_t start = t->gpu_start.load();
+  if ((t->mask & abi::kProfileKernelCh) && s->Delivers(Ev::kKernelCh)) {
+    t->kernel_handles.assign(t->call.channels.size(), nullptr);
+    for (size_t ch = 0; ch < t->call.channels.size(); ++ch) {
+      EventDesc d;  // c.0: KernelCh rank is 0
+      d.type = Ev::kKernelCh;
+      d.parent = t->handle;
+      d.channel_id = t->call.channels[ch];
+      d.ptimer = start + ch * 8;
+      s->Start(c->ctx, &t->kernel_handles[ch], d);
+    }
+  }
+  if (!t->network || !(t->mask & kGateProxyStep)) return;
+  // Network steps begin once the kernel produces data (c.6).
+  t->proxy_steps.assign(t->proxy_ops.size() * kStepsPerOp, nullptr);
+  for (size_t op = 0; op < t->proxy_ops.size(); ++op) {
+    bool send = op % 2 == 0;
+    for (int k = 0; k < kStepsPerOp; ++k) {
+      EventDesc d;
+      d.type = Ev::kProxyStep;
+      d.parent = t->proxy_ops[op];
+      d.rank = c->info.my_rank;
+      d.step = k;
+      void** h = &t->proxy_steps[op * kStepsPerOp + k];
+      s->Start(c->ctx, h, d);
+      // c.6: step records are skipped when the ProxyOp was declined.
+      if (*h == nullptr || t->proxy_ops[op] == nullptr) continue;
+      s->Record(*h, send ? abi::kProxyStepSendGPUWait : abi::kProxyStepRecvWait, StateArgs());
+    }
+  }
+}
+
+void RankRuntime::ProxyKernelEnd(CommState* c, Task* t) {
+  const ProfilerShim* s = c->shim;
+  uint64_t end = t->gpu_end.load();
+  for (size_t ch = 0; ch < t->kernel_handles.size(); ++ch) {
+    if (t->kernel_handles[ch] == nullptr) continue;
+    StateArgs a;
+    a.ptimer = end + ch * 8;
+    s->Record(t->kernel_handles[ch], abi::kKernelChStop, a);  // immediately followed by stop
+    s->Stop(t->kernel_handles[ch]);
+  }
+  uint64_t bytes = t->call.TaskCount() * format::DataTypeSize(t->call.TaskDatatype());
+  StateArgs sized;
+  sized.trans_size = bytes / (t->proxy_ops.empty() ? 1 : t->proxy_ops.size()) / kStepsPerOp + 1;
+  for (size_t op = 0; op < t->proxy_ops.size(); ++op) {
+    bool send = op % 2 == 0;
+    for (int k = 0; k < kStepsPerOp && !t->proxy_steps.empty(); ++k) {
+      void* h = t->proxy_steps[op * kStepsPerOp + k];
+      if (h == nullptr) continue;
+      if (t->proxy_ops[op] != nullptr) {
+        if (send) {
+          s->Record(h, abi::kProxyStepSendPeerWaitV4, StateArgs());
+          s->Record(h, abi::kProxyStepSendWait, sized);
+        } else {
+          s->Record(h, abi::kProxyStepRecvFlushWait, sized);
+          s->Record(h, abi::kProxyStepRecvGPUWait, sized);
+        }
+      }
+      s->Stop(h);
+    }
+  }
+  // c.6: all sub-ops of the args stop together.
+  for (void* h : t->proxy_ops) {
+    if (h != nullptr) s->Stop(h);
+  }
+}
+
+bool RankRuntime::ProxyPass(CommState* c, std::deque<std::shared_ptr<Task>>* tasks) {
+  bool acted = false;
+  bool live = TableLive();
+  int appended = 0;
+  for (auto& t : *tasks) appended += (!t->appended && t->network) ? 1 : 0;
+  if (appended > 0) ProxyCtrl(c, abi::kProxyCtrlAppend, 0);
+  for (auto& t : *tasks) {
+    if (!t->appended) {
+      if (live) ProxyAppend(c, t.get());
+      t->appended = true;
+      acted = true;
+    }
+  }
+  if (appended > 0) ProxyCtrl(c, abi::kProxyCtrlAppendEnd, appended);
+  for (auto it = tasks->begin(); it != tasks->end();) {
+    Task* t = it->get();
+    if (live && !t->in_progress) {
+      for (void* h : t->proxy_ops) {
+        if (h != nullptr) c->shim->Record(h, abi::kProxyOpInProgressV4, StateArgs());
+      }
+      t->in_progress = true;
+    }
+    if (!t->kernel_started) {
+      if (t->gpu_start.load() != 0) {
+        if (live) ProxyKernelStart(c, t);
+        t->kernel_started = true;
+        acted = true;
+      }
+      ++it;  // the stop is noticed on a later pass at the earliest
+      continue;
+    }
+    if (t->gpu_end.load() != 0) {
+      if (live) ProxyKernelEnd(c, t);
+      it = tasks->erase(it);
+      acted = true;
+      continue;
+    }
+    ++it;
+  }
+  return acted;
+}
+
+void RankRuntime::ProxyLoop(CommState* c) {
+  std::deque<std::shared_ptr<Task>> tasks;
+  bool active = false;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(c->mu);
+      if (!c->dirty && !c->stop) {
+        if (active) ProxyCtrl(c, abi::kProxyCtrlIdle, 0);
+        active = false;
+        // c.7: Sleep ... Wakeup around the condition wait.
+        bool sleep_event = tasks.empty();
+        if (sleep_event) {
+          lock.unlock();
+          ProxyCtrl(c, abi::kProxyCtrlSleep, 0);
+          lock.lock();
+        }
+        c->cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return c->dirty || c->stop; });
+        if (sleep_event) {
+          lock.unlock();
+          ProxyCtrl(c, abi::kProxyCtrlWakeup, 0);
+          lock.lock();
+        }
+      }
+      c->dirty = false;
+      while (!c->posted.empty()) {
+        tasks.push_back(std::move(c->posted.front()));
+        c->posted.pop_front();
+      }
+      if (c->stop && tasks.empty()) return;
+    }
+    if (!active) ProxyCtrl(c, abi::kProxyCtrlActive, 0);
+    active = true;
+    // Passes continue while they make progress, then the thread sleeps.
+    while (ProxyPass(c, &tasks)) {
+    }
+    if (c->stop) {
+      // Teardown after the stream drained: report what is left.
+      while (!tasks.empty() && ProxyPass(c, &tasks)) {
+      }
+      std::lock_guard<std::mutex> lock(c->mu);
+      if (c->posted.empty() && tasks.empty()) return;
+      if (c->posted.empty()) return;  // never-finished tasks (teardown)
+    }
+  }
+}
+
+}  // namespace emu
+}  // namespace flightrec

@@ -1,0 +1,392 @@
+#include "emulator/src/rank_runtime.h"
+
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "emulator/src/nccl_logger.h"
+#include "flightrec/nccl_profiler_abi.h"
+
+namespace flightrec {
+namespace emu {
+
+namespace abi = ::flightrec::nccl_abi;
+
+namespace {
+
+uint64_t WallNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + ts.tv_nsec;
+}
+
+// a.6: the bits that make NCCL start each event type.
+constexpr int kDescendantsOfColl =
+    abi::kProfileColl | abi::kProfileProxyOp | abi::kProfileProxyStep | abi::kProfileKernelCh |
+    abi::kProfileNetPlugin;
+constexpr int kDescendantsOfP2p = kDescendantsOfColl & ~abi::kProfileColl;
+constexpr int kGateGroupApi = ~abi::kProfileProxyCtrl;
+constexpr int kGateCollApi = abi::kProfileCollApi | kDescendantsOfColl;
+constexpr int kGateP2pApi = abi::kProfileP2pApi | abi::kProfileP2p | kDescendantsOfP2p;
+constexpr int kGateGroup = abi::kProfileGroup | abi::kProfileP2p | kDescendantsOfColl;
+constexpr int kGateP2p = abi::kProfileP2p | kDescendantsOfP2p;
+
+bool IsColl(const Call& c) { return !c.is_p2p(); }
+
+// The stream pointer NCCL would pass: stable and distinct per rank.
+void* StreamOf(int rank) { return reinterpret_cast<void*>(0x7f0000001000ULL + rank * 0x100ULL); }
+
+}  // namespace
+
+RankRuntime::RankRuntime(const Options& opts, Coord* coord)
+    : opts_(opts),
+      coord_(coord),
+      topo_(opts.ranks, opts.tp, opts.ranks_per_node, coord->header().job_id),
+      loader_(opts.nccl_version, opts.api) {
+  uint64_t h = Mix64(opts.seed ^ Mix64(0xC10C0000ULL + opts.rank));
+  gpu_offset_ns_ = static_cast<int64_t>(h % 4000000000ULL) - 2000000000LL;  // +-2 s
+  static const CommKind kKinds[kCommsPerRank] = {CommKind::kWorld, CommKind::kTp, CommKind::kDp};
+  for (int k = 0; k < kCommsPerRank; ++k) comms_[k].info = topo_.CommOf(kKinds[k], opts.rank);
+}
+
+RankRuntime::~RankRuntime() = default;
+
+uint64_t RankRuntime::GpuNow() const {
+  return static_cast<uint64_t>(static_cast<int64_t>(WallNs()) + gpu_offset_ns_);
+}
+
+bool RankRuntime::TableLive() const { return loader_.live(); }
+
+void RankRuntime::InitComm(CommState* c) {
+  const ProfilerShim* shim = loader_.Acquire();
+  if (shim == nullptr) return;
+  c->acquired = true;
+  const CommInfo& i = c->info;
+  int rc = shim->Init(&c->ctx, i.comm_hash, &mask_, i.name.c_str(), i.nnodes, i.nranks, i.my_rank,
+                      &NcclDebugLog);
+  if (rc != 0) {
+    switch (InitFailurePolicyFor(opts_.nccl_version)) {
+      case InitFailurePolicy::kDisableGlobally:
+        EMU_WARN("Profiler init failed for comm %s (error %d): profiler disabled for the process",
+                 i.name.c_str(), rc);
+        loader_.DisableTable();
+        return;
+      case InitFailurePolicy::kContinue:
+        EMU_INFO("Profiler init failed with error '%d'. Continue without profiler.", rc);
+        break;
+      case InitFailurePolicy::kContinueAndUnload:
+        EMU_INFO("Profiler init failed with error '%d'. Continue without profiler.", rc);
+        loader_.Release();  // 2.30.3+: the comm still releases again at destroy
+        break;
+    }
+  }
+  c->shim = shim;
+  if (opts_.nccl_version.AtLeast(2, 28, 3)) {
+    EMU_INFO("Profiler event mask 0x%x (comm %s)", __atomic_load_n(&mask_, __ATOMIC_RELAXED),
+             i.name.c_str());
+  }
+}
+
+void RankRuntime::DestroyComm(CommState* c) {
+  if (c->shim != nullptr) {
+    if (!TableLive()) {
+      if (!opts_.nccl_version.AtLeast(2, 28)) {
+        EMU_WARN("comm %s: NCCL %s would read the cleared profiler table here (latent crash)",
+                 c->info.name.c_str(), opts_.nccl_version.ToString().c_str());
+      } else {
+        EMU_WARN("comm %s: profiler library was already unloaded (double unload), no finalize",
+                 c->info.name.c_str());
+      }
+    } else if (!(c->ctx == nullptr && SkipsFinalizeForNullContext(opts_.nccl_version))) {
+      c->shim->Finalize(c->ctx);
+    }
+  }
+  if (c->acquired) loader_.Release();
+  c->shim = nullptr;
+}
+
+void RankRuntime::ApplyBeforeOpFaults(int64_t i) {
+  int r = opts_.rank;
+  if (const Fault* f = opts_.FindFault(FaultKind::kSlow, r, i)) usleep(static_cast<useconds_t>(f->us));
+  if (opts_.FindFault(FaultKind::kKill, r, i) != nullptr) {
+    EMU_WARN("fault: rank %d SIGKILLs itself at op %lld", r, static_cast<long long>(i));
+    raise(SIGKILL);
+  }
+  if (opts_.FindFault(FaultKind::kStuck, r, i) != nullptr) {
+    EMU_WARN("fault: rank %d stuck outside NCCL before op %lld", r, static_cast<long long>(i));
+    __atomic_store_n(&coord_->rank(r)->state, kRankStuck, __ATOMIC_RELEASE);
+    for (;;) pause();
+  }
+}
+
+void RankRuntime::WaitInFlight(uint64_t limit) {
+  std::unique_lock<std::mutex> lock(stream_mu_);
+  stream_cv_.wait(lock, [&] { return launched_ - completed_ < limit; });
+}
+
+void RankRuntime::EmitApiEvents(const Op& op, CommState* c, int mask,
+                                std::vector<void*>* api_handles, void** group_api) {
+  const ProfilerShim* s = c->shim;
+  api_handles->assign(op.calls.size(), nullptr);
+  *group_api = nullptr;
+  if (s == nullptr || s->native_api() < 5 || !TableLive()) return;
+  int r = c->info.my_rank;
+  (void)r;
+  // c.2/c.3: GroupApi starts lazily at the first task append; rank is 0 for
+  // API-level events (c.0).
+  if (mask & kGateGroupApi) {
+    EventDesc g;
+    g.type = Ev::kGroupApi;
+    g.group_depth = op.grouped ? 2 : 1;
+    s->Start(c->ctx, group_api, g);
+    StateArgs none;
+    none.null_args = true;
+    if (*group_api != nullptr) s->Record(*group_api, abi::kGroupStartApiStop, none);
+  }
+  for (size_t k = 0; k < op.calls.size(); ++k) {
+    const Call& call = op.calls[k];
+    bool coll = IsColl(call);
+    if (!(mask & (coll ? kGateCollApi : kGateP2pApi))) continue;
+    EventDesc d;
+    d.type = coll ? Ev::kCollApi : Ev::kP2pApi;
+    d.parent = *group_api;
+    d.func = call.func;
+    d.count = call.count;  // the user's count and type (c.2)
+    d.datatype = call.datatype;
+    d.root = call.root;
+    d.stream = StreamOf(opts_.rank);
+    d.user_tag = static_cast<uint64_t>(op.index / kPeriod) + 1;
+    s->Start(c->ctx, &(*api_handles)[k], d);
+    if ((*api_handles)[k] != nullptr) s->Stop((*api_handles)[k]);
+  }
+  if (*group_api != nullptr) {
+    StateArgs none;
+    none.null_args = true;
+    s->Record(*group_api, abi::kGroupEndApiStart, none);
+  }
+}
+
+void RankRuntime::EmitLaunch(const Op& op, CommState* c, int mask,
+                             const std::vector<void*>& api_handles, void* group_api,
+                             std::shared_ptr<Launch> launch) {
+  const ProfilerShim* s = TableLive() ? c->shim : nullptr;
+  const CommInfo& info = c->info;
+  // 7a: KernelLaunch around cuLaunchKernelEx; the GPU may start right away.
+  void* kl = nullptr;
+  if (s != nullptr && s->native_api() >= 5 && (mask & abi::kProfileKernelLaunch)) {
+    EventDesc d;
+    d.type = Ev::kKernelLaunch;
+    d.parent = group_api;
+    d.stream = StreamOf(opts_.rank);
+    s->Start(c->ctx, &kl, d);
+    if (kl != nullptr) s->Stop(kl);
+  }
+  {
+    std::lock_guard<std::mutex> lock(stream_mu_);
+    ++launched_;
+    stream_queue_.push_back(launch);
+  }
+  stream_cv_.notify_all();
+  // 7b: hostStreamPlanTask: Group, then Coll/P2p starts in launch order.
+  void* group = nullptr;
+  if (s != nullptr && (mask & kGateGroup)) {
+    EventDesc g;
+    g.type = Ev::kGroup;
+    s->Start(c->ctx, &group, g);
+  }
+  RankSlot* slot = coord_->rank(opts_.rank);
+  int kind = static_cast<int>(info.kind);
+  for (auto& t : launch->tasks) {
+    const Call& call = t->call;
+    bool coll = IsColl(call);
+    uint64_t seq = coll ? c->seq.Peek(call.func) : 0;
+    bool gated = (mask & (coll ? kDescendantsOfColl : kGateP2p)) != 0;
+    if (s != nullptr && gated && (s->native_api() >= 5 || !CollNeedsGroupHandle(opts_.nccl_version) ||
+                                  group != nullptr)) {
+      EventDesc d;
+      d.type = coll ? Ev::kColl : Ev::kP2p;
+      size_t k = static_cast<size_t>(&t - &launch->tasks[0]);
+      d.parent = k < api_handles.size() ? api_handles[k] : nullptr;
+      d.parent_group = group;
+      d.rank = info.my_rank;
+      d.func = call.func;
+      d.count = call.TaskCount();
+      d.datatype = call.TaskDatatype();
+      d.root = call.root;
+      d.peer = call.peer;
+      d.seq = seq;
+      d.n_channels = static_cast<uint8_t>(call.channels.size());
+      d.n_warps = call.n_warps;
+      d.algo = call.algo;
+      d.proto = call.proto;
+      d.user_tag = static_cast<uint64_t>(op.index / kPeriod) + 1;
+      d.send_buff = reinterpret_cast<const void*>(0x7e0000000000ULL);
+      d.recv_buff = reinterpret_cast<void*>(0x7e0000100000ULL);
+      d.comm_hash = info.comm_hash;
+      d.comm_name = info.name.c_str();
+      s->Start(c->ctx, &t->handle, d);
+      if (t->handle != nullptr) {
+        // Published after startEvent returned: the record is committed.
+        __atomic_fetch_add(&slot->records_begun[kind], 1, __ATOMIC_RELEASE);
+      }
+    }
+    // d: advanced after the Coll start; before 2.26 only when accepted.
+    if (coll && (t->handle != nullptr || SeqAdvancesWithoutPlugin(opts_.nccl_version))) {
+      c->seq.Advance(call.func);
+    }
+  }
+  for (auto& t : launch->tasks) {
+    if (s != nullptr) Post(c, t);  // proxy ops posted before the task stops
+  }
+  for (auto& t : launch->tasks) {
+    if (s != nullptr && t->handle != nullptr) s->Stop(t->handle);
+  }
+  if (s != nullptr && group != nullptr) s->Stop(group);
+  if (s != nullptr && group_api != nullptr) s->Stop(group_api);
+}
+
+void RankRuntime::RunOp(int64_t i) {
+  ApplyBeforeOpFaults(i);
+  if (opts_.FindFault(FaultKind::kSkip, opts_.rank, i) != nullptr) {
+    EMU_WARN("fault: rank %d skips op %lld", opts_.rank, static_cast<long long>(i));
+    return;
+  }
+  Op op = ScheduleOp(opts_.seed, i, topo_, opts_.rank);
+  if (const Fault* f = opts_.FindFault(FaultKind::kMismatch, opts_.rank, i)) {
+    ApplyMismatch(f->field, &op);
+  }
+  CommState* c = &comms_[static_cast<int>(op.comm)];
+  // a.5: the mask in effect when the API call is made applies to the task.
+  int mask = __atomic_load_n(&mask_, __ATOMIC_RELAXED);
+  // c.10: collectives on one-rank comms produce no events at all.
+  bool one_rank = c->info.nranks == 1;
+  Op visible = op;
+  if (one_rank) {
+    visible.calls.clear();
+    for (const Call& call : op.calls) {
+      if (call.is_p2p()) visible.calls.push_back(call);
+    }
+  }
+  std::vector<void*> api_handles;
+  void* group_api = nullptr;
+  EmitApiEvents(visible, c, mask, &api_handles, &group_api);
+
+  auto launch = std::make_shared<Launch>();
+  launch->comm_local = static_cast<int>(op.comm);
+  launch->comm_global = c->info.global_index;
+  launch->my_member = c->info.my_rank;
+  launch->members = c->info.nranks;
+  launch->launch_index = c->launches++;
+  launch->op = i;
+  launch->gpu_hang = opts_.FindFault(FaultKind::kGpuHang, opts_.rank, i) != nullptr;
+  std::vector<void*> ordered_api;
+  for (int k : LaunchOrder(visible)) {
+    auto t = std::make_shared<Task>();
+    t->call = visible.calls[k];
+    t->mask = mask;
+    t->network = c->info.nnodes > 1;
+    t->send_peer = (c->info.my_rank + 1) % c->info.nranks;
+    t->recv_peer = (c->info.my_rank + c->info.nranks - 1) % c->info.nranks;
+    launch->tasks.push_back(t);
+    ordered_api.push_back(api_handles[k]);
+  }
+  WaitInFlight(kMaxInFlight);
+  if (i == opts_.mark_op) coord_->rank(opts_.rank)->mark_wall_ns = WallNs();
+  coord_->Publish(launch->comm_global, coord_->enqueued(launch->comm_global, launch->my_member),
+                  launch->launch_index + 1);
+  EmitLaunch(visible, c, mask, ordered_api, group_api, launch);
+  __atomic_store_n(&coord_->rank(opts_.rank)->ops_enqueued, static_cast<uint64_t>(i + 1),
+                   __ATOMIC_RELEASE);
+}
+
+int RankRuntime::Run() {
+  RankSlot* slot = coord_->rank(opts_.rank);
+  __atomic_store_n(&slot->pid, static_cast<int64_t>(getpid()), __ATOMIC_RELEASE);
+  // a.3: init runs per comm, on the user thread or, grouped, on NCCL's
+  // async-job threads concurrently; each comm's proxy starts after its init.
+  if (opts_.grouped_init) {
+    std::vector<std::thread> jobs;
+    for (auto& c : comms_) jobs.emplace_back([this, &c] { InitComm(&c); });
+    for (auto& j : jobs) j.join();
+  } else {
+    for (auto& c : comms_) InitComm(&c);
+  }
+  for (auto& c : comms_) c.proxy = std::thread([this, &c] { ProxyLoop(&c); });
+  stream_ = std::thread([this] { StreamLoop(); });
+  __atomic_store_n(&slot->state, kRankRunning, __ATOMIC_RELEASE);
+
+  for (int64_t i = 0; i < opts_.ops; ++i) RunOp(i);
+
+  WaitInFlight(1);  // the final stream sync
+  {
+    std::lock_guard<std::mutex> lock(stream_mu_);
+    stream_exit_ = true;
+  }
+  stream_cv_.notify_all();
+  stream_.join();
+  for (auto& c : comms_) {
+    {
+      std::lock_guard<std::mutex> lock(c.mu);
+      c.stop = true;
+    }
+    c.cv.notify_all();
+    c.proxy.join();
+  }
+  // a.3/a.4: finalize at comm destroy, after the proxy thread joined; the
+  // last one dlcloses the plugin.
+  for (int k = kCommsPerRank - 1; k >= 0; --k) DestroyComm(&comms_[k]);
+  __atomic_store_n(&slot->state, kRankFinished, __ATOMIC_RELEASE);
+  return 0;
+}
+
+// --- GPU stream ------------------------------------------------------------
+
+void RankRuntime::StreamLoop() {
+  for (;;) {
+    std::shared_ptr<Launch> l;
+    {
+      std::unique_lock<std::mutex> lock(stream_mu_);
+      stream_cv_.wait(lock, [&] { return !stream_queue_.empty() || stream_exit_; });
+      if (stream_queue_.empty()) return;
+      l = stream_queue_.front();
+      stream_queue_.pop_front();
+    }
+    ExecuteLaunch(*l);
+    {
+      std::lock_guard<std::mutex> lock(stream_mu_);
+      ++completed_;
+    }
+    stream_cv_.notify_all();
+    RankSlot* slot = coord_->rank(opts_.rank);
+    __atomic_fetch_add(&slot->ops_completed, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot->progress_wall_ns, WallNs(), __ATOMIC_RELEASE);
+  }
+}
+
+void RankRuntime::ExecuteLaunch(const Launch& l) {
+  CommState* c = &comms_[l.comm_local];
+  uint64_t target = l.launch_index + 1;
+  coord_->Publish(l.comm_global, coord_->reached(l.comm_global, l.my_member), target);
+  uint64_t start = GpuNow();
+  for (size_t k = 0; k < l.tasks.size(); ++k) l.tasks[k]->gpu_start.store(start + k * 40);
+  Notify(c);
+  // The kernel spins until every member's kernel arrived ...
+  coord_->WaitAll(l.comm_global, 1, l.members, target, &stop_);
+  if (l.gpu_hang) {
+    EMU_WARN("fault: rank %d kernel of op %lld never finishes", opts_.rank,
+             static_cast<long long>(l.op));
+    for (;;) pause();
+  }
+  if (opts_.step_us > 0) usleep(static_cast<useconds_t>(opts_.step_us));
+  // ... and finishes only once every member has done its share.
+  coord_->Publish(l.comm_global, coord_->done(l.comm_global, l.my_member), target);
+  coord_->WaitAll(l.comm_global, 2, l.members, target, &stop_);
+  uint64_t end = GpuNow();
+  for (size_t k = 0; k < l.tasks.size(); ++k) l.tasks[k]->gpu_end.store(end + k * 40);
+  Notify(c);
+}
+
+}  // namespace emu
+}  // namespace flightrec

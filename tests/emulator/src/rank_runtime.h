@@ -1,0 +1,91 @@
+// One emulated rank (one process): loads the plugin through PluginLoader,
+// inits its three communicators, and runs the threads NCCL would have:
+//   user thread   API events (GroupApi/CollApi/P2pApi), launch events
+//                 (KernelLaunch/Group/Coll/P2p), as in profiler-api.md c.2-c.4
+//   GPU stream    executes launches in enqueue order; blocks in a collective
+//                 until every member's kernel arrived (coord.h)
+//   proxy threads one per comm: KernelCh (c.5), ProxyOp/ProxyStep (c.6),
+//                 ProxyCtrl (c.7)
+#ifndef FLIGHTREC_TESTS_EMULATOR_SRC_RANK_RUNTIME_H_
+#define FLIGHTREC_TESTS_EMULATOR_SRC_RANK_RUNTIME_H_
+
+#include <stdint.h>
+
+#include <array>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "emulator/src/coord.h"
+#include "emulator/src/options.h"
+#include "emulator/src/plugin_loader.h"
+#include "emulator/src/runtime_types.h"
+#include "emulator/src/topology.h"
+
+namespace flightrec {
+namespace emu {
+
+// Ops a rank may have enqueued but not finished before its user thread
+// blocks (a stream sync per step).
+constexpr uint64_t kMaxInFlight = 4;
+
+class RankRuntime {
+ public:
+  RankRuntime(const Options& opts, Coord* coord);
+  ~RankRuntime();
+
+  // Runs the whole rank; returns the process exit code.
+  int Run();
+
+  // GPU %globaltimer of this rank: CLOCK_REALTIME + a per-rank offset (e).
+  uint64_t GpuNow() const;
+
+ private:
+  void InitComm(CommState* c);
+  void DestroyComm(CommState* c);
+  bool TableLive() const;
+  void RunOp(int64_t i);
+  void ApplyBeforeOpFaults(int64_t i);
+  void EmitApiEvents(const Op& op, CommState* c, int mask, std::vector<void*>* api_handles,
+                     void** group_api);
+  void EmitLaunch(const Op& op, CommState* c, int mask, const std::vector<void*>& api_handles,
+                  void* group_api, std::shared_ptr<Launch> launch);
+  void WaitInFlight(uint64_t limit);
+
+  // GPU stream thread.
+  void StreamLoop();
+  void ExecuteLaunch(const Launch& l);
+  // Proxy thread of one comm (proxy_thread.cc).
+  void ProxyLoop(CommState* c);
+  bool ProxyPass(CommState* c, std::deque<std::shared_ptr<Task>>* tasks);
+  void ProxyAppend(CommState* c, Task* t);
+  void ProxyKernelStart(CommState* c, Task* t);
+  void ProxyKernelEnd(CommState* c, Task* t);
+  void ProxyCtrl(CommState* c, int state, int appended);
+  void Post(CommState* c, std::shared_ptr<Task> t);
+  void Notify(CommState* c);
+
+  const Options& opts_;
+  Coord* coord_;
+  Topology topo_;
+  PluginLoader loader_;
+  int mask_ = 0;  // NCCL's process-global ncclProfilerEventMask (a.5)
+  int64_t gpu_offset_ns_ = 0;
+  std::array<CommState, kCommsPerRank> comms_;
+  volatile bool stop_ = false;  // set only to unblock joins on teardown
+
+  std::thread stream_;
+  std::mutex stream_mu_;
+  std::condition_variable stream_cv_;  // new launch / launch finished
+  std::deque<std::shared_ptr<Launch>> stream_queue_;
+  uint64_t launched_ = 0;
+  uint64_t completed_ = 0;
+  bool stream_exit_ = false;
+};
+
+}  // namespace emu
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_TESTS_EMULATOR_SRC_RANK_RUNTIME_H_

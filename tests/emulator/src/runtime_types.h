@@ -1,0 +1,77 @@
+// Objects shared by one rank's threads: the tasks of a kernel launch (filled
+// by the user thread, timed by the GPU stream thread, reported by the proxy
+// thread) and the per-communicator state.
+#ifndef FLIGHTREC_TESTS_EMULATOR_SRC_RUNTIME_TYPES_H_
+#define FLIGHTREC_TESTS_EMULATOR_SRC_RUNTIME_TYPES_H_
+
+#include <stdint.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "emulator/src/profiler_shim.h"
+#include "emulator/src/schedule.h"
+#include "emulator/src/topology.h"
+
+namespace flightrec {
+namespace emu {
+
+// One Coll or P2p task. The user thread writes everything but the GPU
+// timers before posting it to the proxy (under the proxy mutex); the GPU
+// stream thread writes only the timers.
+struct Task {
+  Call call;
+  int mask = 0;            // activation mask snapshot of the API call (a.5)
+  void* handle = nullptr;  // Coll/P2p handle: parent of KernelCh/ProxyOp
+  bool network = false;    // comm spans nodes: ProxyOp/ProxyStep events
+  int send_peer = 0, recv_peer = 0;
+  std::atomic<uint64_t> gpu_start{0};  // %globaltimer at kernel start
+  std::atomic<uint64_t> gpu_end{0};
+  // Proxy thread's own progress.
+  bool appended = false;
+  bool in_progress = false;
+  bool kernel_started = false;
+  std::vector<void*> kernel_handles;
+  std::vector<void*> proxy_ops;    // 2 per channel: send, recv
+  std::vector<void*> proxy_steps;  // per proxy op, kStepsPerOp each
+};
+
+constexpr int kStepsPerOp = 2;
+
+// One kernel launch (NCCL plan) on one communicator.
+struct Launch {
+  int comm_local = 0;     // CommKind index in the rank's comm table
+  int comm_global = 0;    // index in the coordination file
+  int my_member = 0;
+  int members = 0;
+  uint64_t launch_index = 0;  // per comm, 0-based
+  int64_t op = 0;
+  bool gpu_hang = false;
+  std::vector<std::shared_ptr<Task>> tasks;
+};
+
+struct CommState {
+  CommInfo info;
+  const ProfilerShim* shim = nullptr;  // nullptr: no plugin for this comm
+  bool acquired = false;               // holds a loader reference
+  void* ctx = nullptr;
+  SeqCounters seq;
+  uint64_t launches = 0;
+  // Proxy thread ("NCCL Progress") of this comm.
+  std::thread proxy;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::shared_ptr<Task>> posted;
+  bool dirty = false;
+  bool stop = false;
+};
+
+}  // namespace emu
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_TESTS_EMULATOR_SRC_RUNTIME_TYPES_H_

@@ -1,0 +1,102 @@
+// The deterministic schedule: a rank's op number i maps to one kernel launch
+// on one communicator, made of one or more NCCL calls. The pattern repeats
+// every kPeriod ops (documented in tests/emulator/README.md):
+//
+//   i % 8 | comm  | calls
+//   ------+-------+------------------------------------------------------------
+//     0   | tp    | AllReduce float32
+//     1   | tp    | AllGather bfloat16 (Coll: count in bytes, "ncclInt8")
+//     2   | dp    | ReduceScatter float32
+//     3   | world | AllReduce float16
+//     4   | tp    | Broadcast float32, root = (i / 8) % tp (Coll: bytes, "ncclInt8")
+//     5   | tp    | group{ ReduceScatter bfloat16 (small), AllReduce float32 (large) }
+//         |       |   -> NCCL's scheduling order puts AllReduce first (c.3)
+//     6   | tp    | group{ Send to (r+1)%tp, Recv from (r-1)%tp } float32 ring
+//     7   | dp    | AllReduce bfloat16
+//
+// Counts, channel counts (2..8, non-dense ids), algo and proto depend only on
+// (seed, i), so every member of a communicator agrees.
+#ifndef FLIGHTREC_TESTS_EMULATOR_SRC_SCHEDULE_H_
+#define FLIGHTREC_TESTS_EMULATOR_SRC_SCHEDULE_H_
+
+#include <stdint.h>
+
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "emulator/src/options.h"
+#include "emulator/src/topology.h"
+#include "flightrec/record_format.h"
+
+namespace flightrec {
+namespace emu {
+
+constexpr int kPeriod = 8;
+constexpr int kMaxChannels = 64;
+
+struct Call {
+  uint8_t func = format::kFuncUnknown;     // format::Func
+  uint8_t datatype = format::kTypeUnknown; // user datatype (API level)
+  uint64_t count = 0;                      // user count (API level)
+  int root = 0;                            // comm rank; colls only
+  int peer = -1;                           // comm rank; p2p only
+  uint8_t algo = format::kAlgoRing;
+  uint8_t proto = format::kProtoSimple;
+  uint8_t n_warps = 8;
+  std::vector<uint8_t> channels;           // channel ids (size = nChannels)
+
+  bool is_p2p() const { return func == format::kFuncSend || func == format::kFuncRecv; }
+  // What the Coll/P2p event carries (c.2: AllGather/Broadcast in bytes as int8).
+  uint64_t TaskCount() const;
+  uint8_t TaskDatatype() const;
+};
+
+struct Op {
+  int64_t index = 0;
+  CommKind comm = CommKind::kWorld;
+  bool grouped = false;     // inside ncclGroupStart/End (groupDepth 2)
+  std::vector<Call> calls;  // API call order
+};
+
+// The op `rank` runs as its op number `i` (before faults).
+Op ScheduleOp(uint64_t seed, int64_t i, const Topology& topo, int rank);
+// Applies a mismatch fault to the op's first call.
+void ApplyMismatch(MismatchField field, Op* op);
+// Indices into op.calls in NCCL's launch order: collectives by class of
+// (func, op, datatype) in order of first appearance in a size-descending
+// sort, ascending size inside a class; then p2p tasks in call order (c.3).
+std::vector<int> LaunchOrder(const Op& op);
+
+// Per-comm, per-function seqNumber counters (d): 0-based, advanced after
+// the Coll start. NCCL has 5 slots (Broadcast..AllReduce).
+class SeqCounters {
+ public:
+  // Returns the value the Coll event carries; does not advance.
+  uint64_t Peek(uint8_t func) const;
+  void Advance(uint8_t func);
+
+ private:
+  static int Slot(uint8_t func);
+  std::array<uint64_t, 5> next_{};
+};
+
+// What a correct recorder must hold for one rank after an ideal run of
+// `ops` ops (no faults), per communicator name, in record (launch) order.
+struct ExpectedRecord {
+  uint64_t op_index = 0;     // per-comm coll index, or per (peer, dir) p2p index
+  uint64_t nccl_seq = UINT64_MAX;
+  uint8_t func = 0;
+  uint64_t count = 0;        // Coll/P2p event count
+  uint8_t datatype = 0;      // Coll/P2p event datatype
+  int root_or_peer = 0;
+  int n_channels = 0;
+};
+std::map<std::string, std::vector<ExpectedRecord>> ExpectedRecords(uint64_t seed, int64_t ops,
+                                                                   const Topology& topo, int rank);
+
+}  // namespace emu
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_TESTS_EMULATOR_SRC_SCHEDULE_H_

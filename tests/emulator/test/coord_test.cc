@@ -1,0 +1,110 @@
+// Coordination makes collectives really block: in-process for the counters,
+// and end to end with a 4-rank job in which one rank is stuck.
+#include "emulator/src/coord.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+namespace flightrec {
+namespace emu {
+namespace {
+
+std::string TempDir() {
+  char tmpl[] = "/tmp/emu-coord-test-XXXXXX";
+  EXPECT_NE(mkdtemp(tmpl), nullptr);
+  return tmpl;
+}
+
+TEST(Coord, WaitAllBlocksUntilEveryMemberPublished) {
+  std::string path = TempDir() + "/coord.shm";
+  Coord a, b;
+  std::string err;
+  ASSERT_TRUE(a.Create(path, 4, 2, "job", &err)) << err;
+  ASSERT_TRUE(b.Open(path, &err)) << err;  // a second mapping, as another rank
+  std::atomic<bool> released{false};
+  std::thread waiter([&] {
+    ASSERT_TRUE(b.WaitAll(1, 1, 3, 5, nullptr));
+    released = true;
+  });
+  a.Publish(1, a.reached(1, 0), 5);
+  a.Publish(1, a.reached(1, 1), 5);
+  a.Publish(1, a.reached(1, 2), 4);  // not enough yet
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_FALSE(released.load());
+  a.Publish(1, a.reached(1, 2), 5);
+  waiter.join();
+  EXPECT_TRUE(released.load());
+  EXPECT_EQ(Coord::Load(b.reached(1, 2)), 5u);
+}
+
+TEST(Coord, OpenRejectsAForeignFileWithItsName) {
+  std::string path = TempDir() + "/junk";
+  std::ofstream(path) << std::string(4096, 'x');
+  Coord c;
+  std::string err;
+  EXPECT_FALSE(c.Open(path, &err));
+  EXPECT_NE(err.find(path), std::string::npos);
+}
+
+nlohmann::json RunJob(const std::string& args, int* status) {
+  std::string dir = TempDir();
+  std::string cmd = "NCCL_PROFILER_PLUGIN=none " EMU_BIN " run --job-dir " + dir +
+                    " --summary " + dir + "/summary.json " + args;
+  int rc = std::system(cmd.c_str());
+  *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  std::ifstream in(dir + "/summary.json");
+  nlohmann::json j;
+  in >> j;
+  return j;
+}
+
+TEST(Coord, AStuckRankReallyBlocksTheOthers) {
+  int status = -1;
+  // tp=2: TP {0,1},{2,3}; DP {0,2},{1,3}. Op 10 is a DP ReduceScatter, op 11 a
+  // world AllReduce: rank 0 must block at op 10, ranks 1 and 3 at op 11.
+  nlohmann::json j = RunJob(
+      "--ranks 4 --tp 2 --ops 40 --step-us 20 --hang-timeout-s 1 --fault stuck:rank=2:op=10",
+      &status);
+  ASSERT_EQ(status, 3) << j.dump(1);
+  EXPECT_EQ(j["status_name"], "hang-timeout");
+  const auto& r = j["ranks"];
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[2]["state"], "stuck");
+  EXPECT_EQ(r[2]["ops_enqueued"], 10);
+  EXPECT_LE(r[0]["ops_completed"].get<int>(), 10);
+  EXPECT_LE(r[1]["ops_completed"].get<int>(), 11);
+  EXPECT_LE(r[3]["ops_completed"].get<int>(), 11);
+  for (int k : {0, 1, 3}) {
+    EXPECT_EQ(r[k]["state"], "running") << k;
+    EXPECT_TRUE(r[k]["killed_by_launcher"].get<bool>()) << k;
+    EXPECT_EQ(r[k]["signal"], 9) << k;
+    EXPECT_GE(r[k]["ops_completed"].get<int>(), 9) << k;  // ran until the stuck op
+  }
+}
+
+TEST(Coord, AHealthyJobFinishesEveryOp) {
+  int status = -1;
+  nlohmann::json j = RunJob("--ranks 4 --tp 2 --ops 40 --step-us 0 --hang-timeout-s 20", &status);
+  ASSERT_EQ(status, 0) << j.dump(1);
+  for (const auto& r : j["ranks"]) {
+    EXPECT_EQ(r["ops_completed"], 40);
+    EXPECT_EQ(r["exit_code"], 0);
+    EXPECT_EQ(r["state"], "finished");
+  }
+}
+
+}  // namespace
+}  // namespace emu
+}  // namespace flightrec

@@ -1,0 +1,40 @@
+#include "emulator/src/options.h"
+
+#include <gtest/gtest.h>
+
+namespace flightrec {
+namespace emu {
+namespace {
+
+TEST(Options, ParsesFaultsAndRejectsBadOnesWithTheSpec) {
+  Options o;
+  std::string err;
+  ASSERT_TRUE(ParseOptions({"--ranks", "8", "--tp=4", "--fault", "stuck:rank=5:op=700",
+                            "--fault", "mismatch:rank=1:op=3:field=datatype", "--fault",
+                            "slow:rank=2:us=50"},
+                           &o, &err))
+      << err;
+  ASSERT_EQ(o.faults.size(), 3u);
+  EXPECT_NE(o.FindFault(FaultKind::kStuck, 5, 700), nullptr);
+  EXPECT_EQ(o.FindFault(FaultKind::kStuck, 5, 701), nullptr);
+  EXPECT_EQ(o.faults[1].field, MismatchField::kDatatype);
+  EXPECT_NE(o.FindFault(FaultKind::kSlow, 2, 12345), nullptr);
+
+  Fault f;
+  EXPECT_FALSE(ParseFault("explode:rank=1:op=2", &f, &err));
+  EXPECT_NE(err.find("explode"), std::string::npos);
+  EXPECT_FALSE(ParseFault("mismatch:rank=1:op=2", &f, &err));
+  EXPECT_NE(err.find("field="), std::string::npos);
+  EXPECT_FALSE(ParseFault("stuck:rank=1", &f, &err));
+  Options bad;
+  EXPECT_FALSE(ParseOptions({"--ranks", "8", "--fault", "kill:rank=9:op=1"}, &bad, &err));
+  EXPECT_NE(err.find("rank 9"), std::string::npos);
+  EXPECT_FALSE(ParseOptions({"--ranks", "6", "--tp", "4"}, &bad, &err));
+  EXPECT_FALSE(ParseOptions({"--bogus"}, &bad, &err));
+  EXPECT_FALSE(ParseOptions({"--ops"}, &bad, &err));
+  EXPECT_FALSE(ParseOptions({"--nccl-version", "3.0"}, &bad, &err));
+}
+
+}  // namespace
+}  // namespace emu
+}  // namespace flightrec

@@ -1,0 +1,139 @@
+// The schedule is deterministic, covers the patterns the plugin must see,
+// and numbers collectives as NCCL does (profiler-api.md c.2, c.3, d).
+#include "emulator/src/schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace flightrec {
+namespace emu {
+namespace {
+
+namespace fmt = ::flightrec::format;
+
+TEST(Schedule, IsDeterministicAndAgreesAcrossMembers) {
+  Topology topo(8, 4, 4, "job");
+  for (int64_t i = 0; i < 64; ++i) {
+    Op a = ScheduleOp(7, i, topo, 1);
+    Op b = ScheduleOp(7, i, topo, 2);  // same TP group, other member
+    ASSERT_EQ(a.calls.size(), b.calls.size());
+    EXPECT_EQ(a.comm, b.comm);
+    for (size_t k = 0; k < a.calls.size(); ++k) {
+      EXPECT_EQ(a.calls[k].func, b.calls[k].func);
+      EXPECT_EQ(a.calls[k].count, b.calls[k].count);
+      EXPECT_EQ(a.calls[k].channels, b.calls[k].channels);
+      EXPECT_EQ(a.calls[k].root, b.calls[k].root);
+    }
+  }
+  // Another seed changes counts somewhere.
+  bool differs = false;
+  for (int64_t i = 0; i < 64; ++i) {
+    differs |= ScheduleOp(7, i, topo, 1).calls[0].count != ScheduleOp(8, i, topo, 1).calls[0].count;
+  }
+  EXPECT_TRUE(differs);
+}
+
+TEST(Schedule, ChannelsAreTwoToEightAndNotAlwaysDense) {
+  Topology topo(8, 4, 4, "job");
+  std::set<size_t> sizes;
+  bool sparse = false;
+  for (int64_t i = 0; i < 200; ++i) {
+    for (const Call& c : ScheduleOp(1, i, topo, 0).calls) {
+      ASSERT_GE(c.channels.size(), 2u);
+      ASSERT_LE(c.channels.size(), 8u);
+      sizes.insert(c.channels.size());
+      for (uint8_t id : c.channels) ASSERT_LT(id, kMaxChannels);
+      sparse |= c.channels.front() != 0 || c.channels.back() != c.channels.size() - 1;
+    }
+  }
+  EXPECT_EQ(sizes.size(), 7u);
+  EXPECT_TRUE(sparse);
+}
+
+TEST(Schedule, AllGatherAndBroadcastTasksCountBytesAsInt8) {
+  Topology topo(8, 4, 4, "job");
+  Op ag = ScheduleOp(1, 1, topo, 0);
+  ASSERT_EQ(ag.calls[0].func, fmt::kFuncAllGather);
+  EXPECT_EQ(ag.calls[0].datatype, fmt::kTypeBfloat16);
+  EXPECT_EQ(ag.calls[0].TaskCount(), ag.calls[0].count * 2);
+  EXPECT_EQ(ag.calls[0].TaskDatatype(), fmt::kTypeInt8);
+  Op bc = ScheduleOp(1, 8 + 4, topo, 0);
+  ASSERT_EQ(bc.calls[0].func, fmt::kFuncBroadcast);
+  EXPECT_EQ(bc.calls[0].root, 1);  // (i / 8) % tp
+  EXPECT_EQ(bc.calls[0].TaskCount(), bc.calls[0].count * 4);
+}
+
+TEST(Schedule, GroupedOpsLaunchInNcclOrderNotCallOrder) {
+  Topology topo(8, 4, 4, "job");
+  Op g = ScheduleOp(1, 5, topo, 0);
+  ASSERT_TRUE(g.grouped);
+  ASSERT_EQ(g.calls.size(), 2u);
+  EXPECT_EQ(g.calls[0].func, fmt::kFuncReduceScatter);
+  std::vector<int> order = LaunchOrder(g);
+  ASSERT_EQ(order.size(), 2u);
+  EXPECT_EQ(g.calls[order[0]].func, fmt::kFuncAllReduce);  // larger class first
+  Op p2p = ScheduleOp(1, 6, topo, 1);
+  EXPECT_EQ(p2p.calls[0].func, fmt::kFuncSend);
+  EXPECT_EQ(p2p.calls[0].peer, 2);
+  EXPECT_EQ(p2p.calls[1].peer, 0);
+  // Same class: ascending size inside the class, call order for ties.
+  Op same;
+  same.calls.resize(3);
+  for (auto& c : same.calls) c.func = fmt::kFuncAllReduce, c.datatype = fmt::kTypeFloat32;
+  same.calls[0].count = 100, same.calls[1].count = 10, same.calls[2].count = 10;
+  EXPECT_EQ(LaunchOrder(same), (std::vector<int>{1, 2, 0}));
+}
+
+TEST(Schedule, SeqNumbersArePerCommPerFunctionAndSkipP2p) {
+  Topology topo(8, 4, 4, "job");
+  auto recs = ExpectedRecords(3, 160, topo, 2);
+  ASSERT_EQ(recs.count("tp0"), 1u);
+  ASSERT_EQ(recs.count("dp2"), 1u);
+  ASSERT_EQ(recs.count("world"), 1u);
+  for (const auto& [name, list] : recs) {
+    std::map<uint8_t, uint64_t> next;
+    uint64_t coll_index = 0;
+    for (const ExpectedRecord& r : list) {
+      if (r.func == fmt::kFuncSend || r.func == fmt::kFuncRecv) {
+        EXPECT_EQ(r.nccl_seq, UINT64_MAX);
+        continue;
+      }
+      EXPECT_EQ(r.nccl_seq, next[r.func]++) << name;
+      EXPECT_EQ(r.op_index, coll_index++) << name;
+    }
+  }
+  // 160 ops = 20 periods: world has one AllReduce per period.
+  EXPECT_EQ(recs["world"].size(), 20u);
+  EXPECT_EQ(recs["world"].back().nccl_seq, 19u);
+  // TP: AllReduce x2 (ops 0 and 5), AllGather, Broadcast, ReduceScatter, Send, Recv.
+  EXPECT_EQ(recs["tp0"].size(), 20u * 7);
+}
+
+TEST(Schedule, OneRankCommsProduceNoCollectiveRecords) {
+  Topology topo(4, 4, 4, "job");  // DP groups of one rank
+  auto recs = ExpectedRecords(1, 16, topo, 0);
+  EXPECT_EQ(recs.count("dp0"), 0u);
+}
+
+TEST(Topology, CommHashesAgreeOnMembersAndDifferPerComm) {
+  Topology topo(8, 4, 2, "jobA");
+  CommInfo a = topo.CommOf(CommKind::kTp, 1), b = topo.CommOf(CommKind::kTp, 3);
+  EXPECT_EQ(a.comm_hash, b.comm_hash);
+  EXPECT_EQ(a.name, "tp0");
+  EXPECT_EQ(a.my_rank, 1);
+  EXPECT_EQ(a.nnodes, 2);
+  std::set<uint64_t> hashes;
+  for (int g = 0; g < topo.num_comms(); ++g) hashes.insert(topo.CommAt(g).comm_hash);
+  EXPECT_EQ(hashes.size(), static_cast<size_t>(topo.num_comms()));
+  EXPECT_NE(Topology(8, 4, 2, "jobB").CommOf(CommKind::kWorld, 0).comm_hash,
+            topo.CommOf(CommKind::kWorld, 0).comm_hash);
+  CommInfo dp = topo.CommOf(CommKind::kDp, 6);
+  EXPECT_EQ(dp.name, "dp2");
+  EXPECT_EQ(dp.members, (std::vector<int>{2, 6}));
+  EXPECT_EQ(dp.my_rank, 1);
+}
+
+}  // namespace
+}  // namespace emu
+}  // namespace flightrec

@@ -1,0 +1,128 @@
+// (a) every collective of every communicator reaches every rank's ring with
+// the values the emulator's schedule says NCCL gave; (c) the same through
+// every API version v3..v7, each on the NCCL release that speaks it natively.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "emulator/src/schedule.h"
+#include "emulator/src/topology.h"
+#include "flightrec/record_names.h"
+#include "integration/emu_job.h"
+#include "integration/ring_view.h"
+
+namespace flightrec {
+namespace itest {
+namespace {
+
+namespace fmt = ::flightrec::format;
+using emu::ExpectedRecord;
+
+constexpr int kRanks = 8;
+constexpr int kTp = 4;
+
+struct RankRings {
+  int rank;
+  FileView view;
+};
+
+// Reads every rank's ring, found by the pid the launcher reports.
+std::vector<RankRings> ReadRings(const EmuJob& job) {
+  std::vector<RankRings> out;
+  std::vector<std::string> rings = ListFiles(job.ring_dir, ".ring");
+  for (const auto& r : job.summary["ranks"]) {
+    std::string suffix = "-" + std::to_string(r["pid"].get<int>()) + ".ring";
+    for (const std::string& path : rings) {
+      if (path.size() > suffix.size() &&
+          path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        out.push_back({r["rank"].get<int>(), ReadFileView(path)});
+      }
+    }
+  }
+  return out;
+}
+
+// Compares one rank's ring against the schedule; `gpu_timers` says whether
+// KernelCh carries %globaltimer values (v4+).
+void ExpectRanksRecords(const EmuJob& job, int64_t ops, bool gpu_timers) {
+  ASSERT_EQ(job.status, 0) << job.summary.dump(1);
+  std::string job_id = job.summary["job_id"];
+  emu::Topology topo(kRanks, kTp, 4, job_id);
+  std::vector<RankRings> rings = ReadRings(job);
+  ASSERT_EQ(rings.size(), static_cast<size_t>(kRanks)) << "one ring per rank in " << job.ring_dir;
+  for (const RankRings& rr : rings) {
+    ASSERT_TRUE(rr.view.ok) << rr.view.error;
+    auto expected = emu::ExpectedRecords(1, ops, topo, rr.rank);
+    for (emu::CommKind kind : {emu::CommKind::kWorld, emu::CommKind::kTp, emu::CommKind::kDp}) {
+      emu::CommInfo info = topo.CommOf(kind, rr.rank);
+      const CommView* c = rr.view.Comm(info.comm_hash);
+      ASSERT_NE(c, nullptr) << "rank " << rr.rank << " has no region for " << info.name << " ("
+                            << rr.view.source << ")";
+      const std::vector<ExpectedRecord>& want = expected[info.name];
+      ASSERT_EQ(c->records.size(), want.size()) << "rank " << rr.rank << " comm " << info.name;
+      EXPECT_EQ(c->torn, 0u);
+      EXPECT_EQ(c->rank, info.my_rank);
+      for (size_t k = 0; k < want.size(); ++k) {
+        const RecView& got = c->records[k];
+        const ExpectedRecord& w = want[k];
+        SCOPED_TRACE("rank " + std::to_string(rr.rank) + " " + info.name + " record " +
+                     std::to_string(k));
+        ASSERT_EQ(got.func, fmt::FuncName(w.func));
+        ASSERT_EQ(got.count, w.count);
+        ASSERT_EQ(got.datatype, fmt::DataTypeName(w.datatype));
+        ASSERT_EQ(got.op_index, w.op_index);
+        ASSERT_EQ(got.root_or_peer, w.root_or_peer);
+        if (w.nccl_seq == UINT64_MAX) {
+          ASSERT_TRUE(got.p2p);
+        } else {
+          ASSERT_TRUE(got.has_seq);
+          ASSERT_EQ(got.seq, w.nccl_seq);
+        }
+        ASSERT_EQ(got.state, "done");
+        if (gpu_timers) {
+          ASSERT_NE(got.gpu_start_raw, 0u);
+          ASSERT_LE(got.gpu_start_raw, got.gpu_end_raw);
+          ASSERT_LE(got.gpu_start_ns, got.gpu_end_ns);
+        } else {
+          ASSERT_EQ(got.gpu_start_raw, 0u);
+          ASSERT_EQ(got.gpu_end_raw, 0u);
+        }
+      }
+    }
+  }
+}
+
+TEST(PluginRecords, EightRanks2000OpsApiV5MatchTheSchedule) {
+  EmuJob job = RunEmu("records-v5", "--ranks 8 --tp 4 --ranks-per-node 4 --ops 2000 --step-us 5 "
+                                    "--nccl-version 2.28.9 --hang-timeout-s 30");
+  ExpectRanksRecords(job, 2000, /*gpu_timers=*/true);
+}
+
+struct ApiCase {
+  int api;
+  const char* nccl;
+};
+
+void PrintTo(const ApiCase& c, std::ostream* os) { *os << "v" << c.api << " on NCCL " << c.nccl; }
+
+class PluginRecordsPerApi : public ::testing::TestWithParam<ApiCase> {};
+
+TEST_P(PluginRecordsPerApi, SameJobGivesTheSameRecords) {
+  ApiCase p = GetParam();
+  EmuJob job = RunEmu("records-api" + std::to_string(p.api),
+                      "--ranks 8 --tp 4 --ranks-per-node 4 --ops 240 --step-us 5 --api " +
+                          std::to_string(p.api) + " --nccl-version " + p.nccl +
+                          " --hang-timeout-s 30");
+  ExpectRanksRecords(job, 240, /*gpu_timers=*/p.api >= 4);
+  for (const RankRings& rr : ReadRings(job)) EXPECT_EQ(rr.view.api_version, p.api);
+}
+
+INSTANTIATE_TEST_SUITE_P(Apis, PluginRecordsPerApi,
+                         ::testing::Values(ApiCase{3, "2.26.2"}, ApiCase{4, "2.27.7"},
+                                           ApiCase{5, "2.28.9"}, ApiCase{6, "2.29.2"},
+                                           ApiCase{7, "master"}),
+                         [](const auto& info) { return "v" + std::to_string(info.param.api); });
+
+}  // namespace
+}  // namespace itest
+}  // namespace flightrec

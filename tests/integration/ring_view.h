@@ -1,0 +1,59 @@
+// What the integration tests read back from a ring or dump: by default the
+// output of `flightrec show --json FILE` (the product path); when that binary
+// has not been built, the same fields through the reader library directly.
+#ifndef FLIGHTREC_TESTS_INTEGRATION_RING_VIEW_H_
+#define FLIGHTREC_TESTS_INTEGRATION_RING_VIEW_H_
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+namespace flightrec {
+namespace itest {
+
+struct RecView {
+  uint64_t op_index = 0;
+  bool has_seq = false;
+  uint64_t seq = 0;
+  std::string func, datatype, state;
+  uint64_t count = 0;
+  int root_or_peer = 0;
+  bool p2p = false;
+  uint64_t gpu_start_ns = 0, gpu_end_ns = 0, gpu_start_raw = 0, gpu_end_raw = 0;
+};
+
+struct CommView {
+  std::string name;
+  uint64_t comm_id = 0;
+  int rank = -1, nranks = 0;
+  uint64_t head = 0, capacity = 0, torn = 0;
+  std::vector<RecView> records;
+};
+
+struct FileView {
+  bool ok = false;
+  std::string error;   // why the file could not be read (names the file)
+  std::string source;  // "flightrec show --json" or "reader library"
+  std::string kind;    // "ring" | "dump"
+  int64_t pid = 0;
+  int api_version = 0;
+  std::string disable_reason;
+  std::vector<CommView> comms;
+  const CommView* Comm(uint64_t comm_id) const;
+};
+
+FileView ReadFileView(const std::string& path);
+
+// $FLIGHTREC_BUILD_DIR (set by ctest) or the build dir baked in at compile time.
+std::string BuildDir();
+// Runs `cmd` through /bin/sh; returns the exit status (or -1).
+int RunShell(const std::string& cmd);
+std::string MakeTempDir(const std::string& tag);
+std::vector<std::string> ListFiles(const std::string& dir, const std::string& suffix);
+std::string ReadText(const std::string& path);
+
+}  // namespace itest
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_TESTS_INTEGRATION_RING_VIEW_H_
