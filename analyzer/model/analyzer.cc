@@ -1,0 +1,107 @@
+#include "analyzer/model/analyzer.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <string>
+
+#include "analyzer/model/describe.h"
+#include "analyzer/model/wait_graph.h"
+
+namespace flightrec {
+namespace analysis {
+namespace {
+
+bool IsHangKind(FindingKind k) {
+  return k == FindingKind::kLaggingRank || k == FindingKind::kDeadRank ||
+         k == FindingKind::kMissingRank || k == FindingKind::kAllStuck ||
+         k == FindingKind::kDeadlock;
+}
+
+Verdict DecideVerdict(const JobIndex& index, const std::vector<Finding>& findings) {
+  if (index.processes().empty()) return Verdict::kIncomplete;
+  bool hang = false, slow = false;
+  for (const Finding& f : findings) {
+    if (f.kind == FindingKind::kMismatch) return Verdict::kDesync;
+    hang = hang || IsHangKind(f.kind);
+    slow = slow || f.kind == FindingKind::kStraggler;
+  }
+  if (hang) return Verdict::kHang;
+  return slow ? Verdict::kSlow : Verdict::kHealthy;
+}
+
+void SortFindings(std::vector<Finding>* findings) {
+  std::stable_sort(findings->begin(), findings->end(), [](const Finding& a, const Finding& b) {
+    if (a.root_cause != b.root_cause) return a.root_cause;
+    if (a.kind != b.kind) return a.kind < b.kind;
+    // The most direct evidence first: the comm where fewest ranks lag.
+    if (a.root_cause && a.ranks.size() != b.ranks.size()) return a.ranks.size() < b.ranks.size();
+    if (a.group != b.group) return a.group < b.group;
+    const int32_t ra = a.ranks.empty() ? -1 : a.ranks.front().rank;
+    const int32_t rb = b.ranks.empty() ? -1 : b.ranks.front().rank;
+    return ra < rb;
+  });
+}
+
+// Mismatch minorities and the top straggler are culprits too (the wait
+// graph only knows about hangs).
+void AddOtherCulprits(const std::vector<Finding>& findings, std::vector<Culprit>* culprits) {
+  std::set<int32_t> named;
+  for (const Culprit& c : *culprits) named.insert(c.process);
+  for (const Finding& f : findings) {
+    if (f.kind == FindingKind::kMismatch && !f.contested) {
+      for (const RankNote& n : f.ranks) {
+        if (n.process >= 0 && named.insert(n.process).second) culprits->push_back({n.process, -1, -1});
+      }
+    } else if (f.kind == FindingKind::kStraggler) {
+      const int32_t p = f.ranks.front().process;
+      if (p >= 0 && named.insert(p).second) culprits->push_back({p, -1, -1});
+    }
+  }
+}
+
+void AddNotes(const JobIndex& index, const JobProgress& progress, Analysis* a) {
+  a->notes = index.warnings();
+  for (size_t p = 0; p < index.processes().size(); ++p) {
+    const ProcessSnapshot& snap = index.processes()[p];
+    const uint64_t drops = std::accumulate(snap.drops.begin(), snap.drops.end(), uint64_t{0});
+    uint64_t torn = 0;
+    for (const CommSnapshot& c : snap.comms) torn += c.torn;
+    std::string what;
+    if (drops > 0) what += std::to_string(drops) + " dropped events";
+    if (torn > 0) what += (what.empty() ? "" : ", ") + std::to_string(torn) + " torn records";
+    if (progress.processes[p].untracked) {
+      what += std::string(what.empty() ? "" : ", ") +
+              "completion not tracked (no KernelCh/ProxyOp events): its hangs are invisible";
+    }
+    if (!what.empty()) a->notes.push_back(snap.path + ": " + what);
+  }
+}
+
+}  // namespace
+
+Analysis Analyze(const JobIndex& index, const AnalyzeOptions& options) {
+  Analysis a;
+  const JobProgress progress = ComputeProgress(index, options.progress);
+  const WaitGraph graph = BuildWaitGraph(index, progress);
+  DetectHang(index, progress, graph, &a.findings);
+  DetectMismatch(index, &a.findings);
+  const bool hung = std::any_of(a.findings.begin(), a.findings.end(),
+                                [](const Finding& f) { return IsHangKind(f.kind); });
+  // Straggling is only meaningful for a run that kept going.
+  if (!hung) DetectStragglers(index, options.straggler, &a.findings);
+  SortFindings(&a.findings);
+  a.culprits = graph.culprits;
+  AddOtherCulprits(a.findings, &a.culprits);
+  a.verdict = DecideVerdict(index, a.findings);
+  AddNotes(index, progress, &a);
+  return a;
+}
+
+int ExitCodeFor(const Analysis& analysis) {
+  if (analysis.verdict == Verdict::kIncomplete) return 2;
+  return analysis.verdict == Verdict::kHealthy ? 0 : 1;
+}
+
+}  // namespace analysis
+}  // namespace flightrec

@@ -1,0 +1,122 @@
+#include "analyzer/model/describe.h"
+
+#include <time.h>
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "flightrec/record_names.h"
+
+namespace flightrec {
+namespace analysis {
+
+std::string HexId(uint64_t id) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "0x%016" PRIx64, id);
+  return buf;
+}
+
+std::string ProcessLabel(const ProcessSnapshot& p) {
+  return (p.host.empty() ? std::string("?") : p.host) + " pid " + std::to_string(p.pid);
+}
+
+std::string RankLabel(const JobIndex& index, int32_t rank, int32_t process) {
+  std::string s = "rank " + std::to_string(rank);
+  if (process < 0) return s + " (no file)";
+  return s + " (" + ProcessLabel(index.processes()[process]) + ")";
+}
+
+std::string CommLabel(const CommGroup& group) {
+  if (!group.name.empty()) return "comm `" + group.name + "`";
+  return "comm " + HexId(group.comm_id);
+}
+
+std::string OpLabel(const OpRef& op) {
+  if (!op.valid) return "(no op)";
+  std::string s = format::FuncName(op.func);
+  s += " #" + std::to_string(op.index);
+  if (op.p2p) s += (op.func == format::kFuncRecv ? " from " : " to ") + std::to_string(op.peer);
+  return s;
+}
+
+std::string ClockTime(uint64_t wall_ns) {
+  if (wall_ns == 0) return "?";
+  time_t secs = static_cast<time_t>(wall_ns / 1000000000ULL);
+  struct tm tm_utc;
+  gmtime_r(&secs, &tm_utc);
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%02d:%02d:%02d", tm_utc.tm_hour, tm_utc.tm_min, tm_utc.tm_sec);
+  return buf;
+}
+
+std::string IsoTime(uint64_t wall_ns) {
+  if (wall_ns == 0) return "";
+  time_t secs = static_cast<time_t>(wall_ns / 1000000000ULL);
+  struct tm tm_utc;
+  gmtime_r(&secs, &tm_utc);
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm_utc.tm_year + 1900,
+                tm_utc.tm_mon + 1, tm_utc.tm_mday, tm_utc.tm_hour, tm_utc.tm_min, tm_utc.tm_sec,
+                static_cast<unsigned>((wall_ns / 1000000ULL) % 1000));
+  return buf;
+}
+
+std::string Seconds(double ns) {
+  char buf[32];
+  if (ns >= 1e9) {
+    std::snprintf(buf, sizeof(buf), "%.2f s", ns / 1e9);
+  } else if (ns >= 1e6) {
+    std::snprintf(buf, sizeof(buf), "%.1f ms", ns / 1e6);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.0f us", ns / 1e3);
+  }
+  return buf;
+}
+
+OpRef OpOf(const OpRecord& r) {
+  OpRef op;
+  op.valid = true;
+  op.func = r.func;
+  op.seq = r.nccl_seq;
+  op.index = r.op_index;
+  op.p2p = r.is_p2p();
+  op.peer = op.p2p ? r.root_or_peer : -1;
+  return op;
+}
+
+const char* FindingKindName(FindingKind kind) {
+  switch (kind) {
+    case FindingKind::kMismatch: return "mismatch";
+    case FindingKind::kDeadlock: return "deadlock";
+    case FindingKind::kDeadRank: return "dead_rank";
+    case FindingKind::kMissingRank: return "missing_rank";
+    case FindingKind::kLaggingRank: return "lagging_rank";
+    case FindingKind::kAllStuck: return "all_stuck";
+    case FindingKind::kStraggler: return "straggler";
+  }
+  return "unknown";
+}
+
+const char* VerdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kHealthy: return "healthy";
+    case Verdict::kSlow: return "slow";
+    case Verdict::kHang: return "hang";
+    case Verdict::kDesync: return "desync";
+    case Verdict::kIncomplete: return "incomplete";
+  }
+  return "unknown";
+}
+
+const char* WhereaboutsName(Whereabouts where) {
+  switch (where) {
+    case Whereabouts::kOutsideNccl: return "outside_nccl";
+    case Whereabouts::kInsideNccl: return "inside_nccl";
+    case Whereabouts::kDead: return "dead";
+    case Whereabouts::kMissing: return "missing";
+  }
+  return "unknown";
+}
+
+}  // namespace analysis
+}  // namespace flightrec

@@ -1,0 +1,98 @@
+// What the analysis concludes: findings, the verdict and the culprits.
+//
+// These are plain values that refer back into the job by index (process
+// index into the analyzed snapshots, group index into JobIndex::groups()),
+// so the reports can print hosts, pids and every rank of a process without
+// the analysis copying them. docs/report-schema.md is the JSON form.
+#ifndef FLIGHTREC_ANALYZER_MODEL_FINDING_H_
+#define FLIGHTREC_ANALYZER_MODEL_FINDING_H_
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+namespace flightrec {
+namespace analysis {
+
+enum class FindingKind : uint8_t {
+  kMismatch,
+  kDeadlock,
+  kDeadRank,
+  kMissingRank,
+  kLaggingRank,
+  kAllStuck,
+  kStraggler,
+};
+const char* FindingKindName(FindingKind kind);
+
+enum class Verdict : uint8_t { kHealthy, kSlow, kHang, kDesync, kIncomplete };
+const char* VerdictName(Verdict verdict);
+
+// Where a lagging member is (docs/analyzer.md "lagging_rank").
+enum class Whereabouts : uint8_t {
+  kOutsideNccl,   // its ops are all done, nothing in flight
+  kInsideNccl,    // blocked at an earlier op (possibly in another comm)
+  kDead,          // heartbeat went quiet (see dead_rank)
+  kMissing,       // no file
+};
+const char* WhereaboutsName(Whereabouts where);
+
+// The op a finding is about. index is our per-communicator op index
+// (collectives) or the per-(peer, direction) index (p2p).
+struct OpRef {
+  bool valid = false;
+  uint8_t func = 0;           // format::Func
+  uint64_t seq = UINT64_MAX;  // NCCL seqNumber, UINT64_MAX for p2p/unknown
+  uint64_t index = 0;
+  bool p2p = false;
+  int32_t peer = -1;          // p2p only
+};
+
+// One rank named by a finding, with what we know about it.
+struct RankNote {
+  int32_t rank = -1;       // comm rank
+  int32_t process = -1;    // index into the snapshots, -1 when no file
+  Whereabouts where = Whereabouts::kOutsideNccl;
+  int64_t behind = 0;      // collectives behind the op (lagging_rank)
+  int32_t blocked_group = -1;   // kInsideNccl: the comm group it is in
+  OpRef blocked_op;             // kInsideNccl: the op it is in
+  double late_ns = 0;      // straggler: typical lateness
+  double caused_wait_ns = 0;  // straggler: time the others waited for it
+};
+
+struct Finding {
+  FindingKind kind = FindingKind::kLaggingRank;
+  int32_t group = -1;           // JobIndex group index
+  std::vector<RankNote> ranks;  // most significant first
+  // Processes named beyond `ranks` (deadlock cycles cross comms).
+  std::vector<int32_t> extra_processes;
+  OpRef op;
+  std::string summary;          // the evidence, one sentence
+  double confidence = 1.0;
+  bool root_cause = false;      // names a culprit (vs. a consequence)
+  std::vector<std::string> fields;  // mismatch: "func", "count", ...
+  bool contested = false;       // mismatch with no majority: nobody blamed
+  int32_t waiting = 0;          // members blocked in `op`
+  uint64_t waiting_since_wall_ns = 0;
+};
+
+// A root cause. process == -1 means a rank with no file: then group/rank
+// say which member it is.
+struct Culprit {
+  int32_t process = -1;
+  int32_t group = -1;
+  int32_t rank = -1;
+};
+
+struct Analysis {
+  Verdict verdict = Verdict::kHealthy;
+  std::vector<Finding> findings;  // root causes first, then by kind
+  std::vector<Culprit> culprits;
+  std::vector<std::string> notes;  // caveats (clock skew, lost data, ...)
+};
+
+}  // namespace analysis
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_ANALYZER_MODEL_FINDING_H_

@@ -1,0 +1,57 @@
+// Turns the PATH... arguments of `flightrec analyze`/`timeline` into one
+// snapshot per process: walks directories, reads files in parallel, keeps
+// the newest sealed dump of each process (else its ring), and sets aside
+// unreadable files and files of another job, each with the reason.
+#ifndef FLIGHTREC_ANALYZER_MODEL_INPUTS_H_
+#define FLIGHTREC_ANALYZER_MODEL_INPUTS_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analyzer/reader/snapshot.h"
+#include "analyzer/reader/snapshot_reader.h"
+
+namespace flightrec {
+namespace analysis {
+
+struct RejectedInput {
+  std::string path;
+  std::string reason;
+};
+
+struct SupersededInput {
+  std::string path;
+  std::string by;  // the file of the same process that was used instead
+};
+
+struct Inputs {
+  std::vector<ProcessSnapshot> processes;  // ordered by (host, pid, path)
+  std::vector<std::string> read;           // the files analyzed, same order
+  std::vector<SupersededInput> superseded; // older files of those processes
+  std::vector<RejectedInput> rejected;     // sorted by path
+  std::string job_id;                      // the majority job id
+};
+
+using ReadFunction = std::function<ReadResult(const std::string& path)>;
+
+struct LoadOptions {
+  unsigned threads = 0;  // 0: one per core
+  ReadFunction read;     // default: ReadSnapshotFile
+};
+
+Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& options = {});
+
+// Files found under `paths` (directories walked recursively, sorted). A file
+// named explicitly is always returned; one found in a directory only when it
+// starts like a ring or a dump. Missing paths are reported in *rejected.
+std::vector<std::string> CollectFiles(const std::vector<std::string>& paths,
+                                      std::vector<RejectedInput>* rejected);
+
+// Keeps one snapshot per process and drops foreign jobs (exposed for tests).
+Inputs SelectSnapshots(std::vector<ProcessSnapshot> snapshots, std::vector<RejectedInput> rejected);
+
+}  // namespace analysis
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_ANALYZER_MODEL_INPUTS_H_

@@ -1,0 +1,89 @@
+// The job seen by communicator: every comm id becomes a group whose members
+// are indexed by comm rank, and each member's records are indexed by op so
+// that any (comm, rank, op) lookup is a binary search, never a scan.
+//
+// Memory: two vectors per member (collective positions and p2p keys), sized
+// once; no allocation per record. Building is O(records log records).
+#ifndef FLIGHTREC_ANALYZER_MODEL_JOB_INDEX_H_
+#define FLIGHTREC_ANALYZER_MODEL_JOB_INDEX_H_
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "analyzer/reader/snapshot.h"
+
+namespace flightrec {
+namespace analysis {
+
+// One member of a communicator: which file and which region in it.
+struct MemberRef {
+  int32_t process = -1;  // index into the snapshots; -1: no file
+  int32_t comm = -1;     // index into that snapshot's comms
+  bool present() const { return process >= 0; }
+};
+
+struct CommGroup {
+  uint64_t comm_id = 0;
+  std::string name;
+  int32_t nranks = 0;              // from the headers (max rank + 1 if 0)
+  std::vector<MemberRef> members;  // index = comm rank
+  int32_t present = 0;             // members with a file
+};
+
+class JobIndex {
+ public:
+  explicit JobIndex(const std::vector<ProcessSnapshot>& processes);
+
+  const std::vector<ProcessSnapshot>& processes() const { return processes_; }
+  const std::vector<CommGroup>& groups() const { return groups_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  const CommSnapshot& Comm(const MemberRef& m) const {
+    return processes_[m.process].comms[m.comm];
+  }
+  // Group of region `comm` of process `process`, -1 if it was not indexed.
+  int32_t GroupOf(int32_t process, int32_t comm) const;
+  // Comm rank of a process in a group, -1 when not a member.
+  int32_t RankOf(int32_t process, int32_t group) const;
+
+  // The record of collective `index` of a member, nullptr when the member
+  // has no file, never enqueued it, or the record was overwritten or torn.
+  const OpRecord* FindColl(int32_t group, int32_t rank, uint64_t index) const;
+  // The p2p record `index` of member `rank` towards/from `peer`.
+  const OpRecord* FindP2p(int32_t group, int32_t rank, int32_t peer, bool send,
+                          uint64_t index) const;
+  // Highest p2p index seen from `rank` towards/from `peer`, -1 when none.
+  int64_t LastP2pIndex(int32_t group, int32_t rank, int32_t peer, bool send) const;
+  // Oldest collective index still held by a member (records not overwritten).
+  uint64_t FirstCollIndex(int32_t group, int32_t rank) const;
+
+ private:
+  struct P2pKey {
+    int32_t peer;
+    uint8_t send;
+    uint64_t index;
+    uint32_t pos;
+    bool operator<(const P2pKey& o) const;
+  };
+  struct MemberOps {
+    std::vector<uint32_t> coll;  // positions of collective records
+    std::vector<P2pKey> p2p;     // sorted
+  };
+  const MemberOps* Ops(int32_t group, int32_t rank) const;
+  void BuildGroups();
+  void BuildOps();
+
+  const std::vector<ProcessSnapshot>& processes_;
+  std::vector<CommGroup> groups_;
+  std::vector<size_t> comm_base_;        // flat index of process p's comm 0
+  std::vector<int32_t> group_of_comm_;   // flat comm -> group
+  std::vector<MemberOps> ops_;           // flat comm -> ops
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace analysis
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_ANALYZER_MODEL_JOB_INDEX_H_

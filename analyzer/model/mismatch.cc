@@ -1,0 +1,232 @@
+// mismatch: members that enqueued the same op index with different
+// arguments. Normal is decided per field by majority; the minority is named.
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "analyzer/model/describe.h"
+#include "analyzer/model/detectors.h"
+#include "flightrec/record_format.h"
+#include "flightrec/record_names.h"
+
+namespace flightrec {
+namespace analysis {
+namespace {
+
+enum Field { kFunc, kCount, kDatatype, kRoot, kSeq, kNumFields };
+constexpr const char* kFieldNames[kNumFields] = {"func", "count", "datatype", "root", "seq"};
+
+bool Rooted(uint8_t func) {
+  return func == format::kFuncBroadcast || func == format::kFuncReduce ||
+         func == format::kFuncGather || func == format::kFuncScatter;
+}
+
+uint64_t FieldOf(const OpRecord& r, int field) {
+  switch (field) {
+    case kFunc: return r.func;
+    case kCount: return r.count;
+    case kDatatype: return r.datatype;
+    case kRoot: return Rooted(r.func) ? static_cast<uint64_t>(static_cast<uint32_t>(r.root_or_peer)) : 0;
+    default: return r.nccl_seq;
+  }
+}
+
+std::string ValueText(int field, uint64_t v) {
+  if (field == kFunc) return format::FuncName(static_cast<uint8_t>(v));
+  if (field == kDatatype) return format::DataTypeName(static_cast<uint8_t>(v));
+  if (field == kRoot) return std::to_string(static_cast<int32_t>(static_cast<uint32_t>(v)));
+  return std::to_string(v);
+}
+
+struct Column {
+  std::vector<std::pair<uint64_t, int32_t>> values;  // (value, rank)
+};
+
+// The most common value; `tie` when two values are equally common.
+uint64_t Mode(std::vector<std::pair<uint64_t, int32_t>> values, size_t* count, bool* tie) {
+  std::sort(values.begin(), values.end());
+  uint64_t best = 0;
+  *count = 0;
+  *tie = false;
+  for (size_t lo = 0; lo < values.size();) {
+    size_t hi = lo;
+    while (hi < values.size() && values[hi].first == values[lo].first) ++hi;
+    if (hi - lo > *count) {
+      best = values[lo].first;
+      *count = hi - lo;
+      *tie = false;
+    } else if (hi - lo == *count) {
+      *tie = true;
+    }
+    lo = hi;
+  }
+  return best;
+}
+
+class CollChecker {
+ public:
+  CollChecker(const JobIndex& index, int32_t group) : index_(index), group_(group) {}
+
+  void Run(std::vector<Finding>* out) {
+    const CommGroup& g = index_.groups()[group_];
+    uint64_t lo = 0, hi = UINT64_MAX;
+    int32_t present = 0;
+    for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
+      if (!g.members[r].present()) continue;
+      ++present;
+      const CommSnapshot& c = index_.Comm(g.members[r]);
+      if (c.coll_count == 0) return;  // nothing to compare
+      lo = std::max(lo, index_.FirstCollIndex(group_, r));
+      hi = std::min(hi, c.coll_count - 1);
+    }
+    if (present < 2 || lo == UINT64_MAX) return;
+    uint64_t bad = 0;
+    Finding first;
+    // Only indices every member still holds are compared: a wrapped ring
+    // simply has fewer of them.
+    for (uint64_t i = lo; i <= hi && hi != UINT64_MAX; ++i) {
+      if (CompareIndex(i, bad == 0 ? &first : nullptr)) ++bad;
+      if (i == UINT64_MAX - 1) break;
+    }
+    if (bad == 0) return;
+    if (bad > 1) {
+      first.summary += "; " + std::to_string(bad - 1) + " later op" + (bad > 2 ? "s" : "") +
+                       " on this comm also differ";
+    }
+    out->push_back(std::move(first));
+  }
+
+ private:
+  // True when members disagree at index i; fills *f for the first one.
+  bool CompareIndex(uint64_t i, Finding* f) {
+    const CommGroup& g = index_.groups()[group_];
+    rows_.clear();
+    for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
+      const OpRecord* rec = index_.FindColl(group_, r, i);
+      if (rec != nullptr) rows_.emplace_back(r, rec);
+    }
+    if (rows_.size() < 2) return false;
+    bool differ = false;
+    const OpRecord& ref = *rows_.front().second;
+    for (const auto& row : rows_) {
+      for (int field = 0; field < kNumFields && !differ; ++field) {
+        differ = FieldOf(*row.second, field) != FieldOf(ref, field);
+      }
+      if (differ) break;
+    }
+    if (!differ || f == nullptr) return differ;
+    Describe(i, f);
+    return true;
+  }
+
+  void Describe(uint64_t i, Finding* f) {
+    const CommGroup& g = index_.groups()[group_];
+    std::vector<char> minority(g.members.size(), 0);
+    std::string detail;
+    bool any_tie = false;
+    size_t majority_size = rows_.size();
+    OpRecord normal = *rows_.front().second;
+    for (int field = 0; field < kNumFields; ++field) {
+      Column col;
+      for (const auto& row : rows_) col.values.emplace_back(FieldOf(*row.second, field), row.first);
+      size_t count = 0;
+      bool tie = false;
+      const uint64_t mode = Mode(col.values, &count, &tie);
+      if (count == rows_.size()) continue;
+      any_tie = any_tie || tie;
+      majority_size = std::min(majority_size, count);
+      f->fields.push_back(kFieldNames[field]);
+      uint64_t odd = 0;
+      for (const auto& v : col.values) {
+        if (v.first != mode) {
+          minority[v.second] = 1;
+          odd = v.first;
+        }
+      }
+      detail += std::string(detail.empty() ? "" : ", ") + kFieldNames[field] + " " +
+                ValueText(field, odd) + " where " + std::to_string(count) + " of " +
+                std::to_string(rows_.size()) + " ranks used " + ValueText(field, mode);
+      if (field == kFunc) normal.func = static_cast<uint8_t>(mode);
+      if (field == kSeq) normal.nccl_seq = mode;
+    }
+    f->kind = FindingKind::kMismatch;
+    f->group = group_;
+    f->op = OpOf(normal);
+    f->op.index = i;
+    for (const auto& row : rows_) {
+      // Without a majority every member is named: none can be assumed right.
+      if (!minority[row.first] && !any_tie) continue;
+      RankNote n;
+      n.rank = row.first;
+      n.process = g.members[row.first].process;
+      f->ranks.push_back(n);
+    }
+    const RankNote& who = f->ranks.front();
+    f->summary = RankLabel(index_, who.rank, who.process) +
+                 (f->ranks.size() > 1 ? " and " + std::to_string(f->ranks.size() - 1) + " more"
+                                      : std::string()) +
+                 " enqueued op #" + std::to_string(i) + " on " + CommLabel(g) + " with " + detail;
+    if (any_tie) f->summary += " (no majority: either side may be wrong)";
+    f->contested = any_tie;
+    f->root_cause = true;
+    f->confidence = (any_tie ? 0.5 : 0.95) * DataQuality(index_, group_, true);
+  }
+
+  const JobIndex& index_;
+  const int32_t group_;
+  std::vector<std::pair<int32_t, const OpRecord*>> rows_;
+};
+
+// A Send #k from s to q must meet a Recv #k at q from s with the same size.
+void CheckP2p(const JobIndex& index, int32_t group, std::vector<Finding>* out) {
+  const CommGroup& g = index.groups()[group];
+  uint64_t bad = 0;
+  Finding f;
+  for (int32_t s = 0; s < static_cast<int32_t>(g.members.size()); ++s) {
+    if (!g.members[s].present()) continue;
+    for (const OpRecord& send : index.Comm(g.members[s]).records) {
+      if (!send.is_p2p() || send.func != format::kFuncSend) continue;
+      const OpRecord* recv = index.FindP2p(group, send.root_or_peer, s, false, send.op_index);
+      if (recv == nullptr) continue;
+      const bool by_bytes = send.bytes != 0 && recv->bytes != 0;
+      const bool same = by_bytes ? send.bytes == recv->bytes : send.count == recv->count;
+      if (same) continue;
+      if (bad++ > 0) continue;
+      f.kind = FindingKind::kMismatch;
+      f.group = group;
+      f.op = OpOf(send);
+      f.fields.push_back(by_bytes ? "bytes" : "count");
+      RankNote a, b;
+      a.rank = s;
+      a.process = g.members[s].process;
+      b.rank = send.root_or_peer;
+      b.process = g.members[b.rank].process;
+      f.ranks = {a, b};
+      f.summary = RankLabel(index, s, a.process) + " sends " +
+                  std::to_string(by_bytes ? send.bytes : send.count) +
+                  (by_bytes ? " bytes" : " elements") + " in " + OpLabel(f.op) + " on " +
+                  CommLabel(g) + " but " + RankLabel(index, b.rank, b.process) +
+                  " posted a Recv #" + std::to_string(send.op_index) + " of " +
+                  std::to_string(by_bytes ? recv->bytes : recv->count);
+      f.root_cause = true;
+      f.contested = true;
+      // Two parties, no majority: either may be wrong.
+      f.confidence = 0.7 * DataQuality(index, group, true);
+    }
+  }
+  if (bad == 0) return;
+  if (bad > 1) f.summary += "; " + std::to_string(bad - 1) + " more p2p pairs differ";
+  out->push_back(std::move(f));
+}
+
+}  // namespace
+
+void DetectMismatch(const JobIndex& index, std::vector<Finding>* out) {
+  for (size_t g = 0; g < index.groups().size(); ++g) {
+    CollChecker(index, static_cast<int32_t>(g)).Run(out);
+    CheckP2p(index, static_cast<int32_t>(g), out);
+  }
+}
+
+}  // namespace analysis
+}  // namespace flightrec

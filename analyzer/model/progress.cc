@@ -1,0 +1,87 @@
+#include "analyzer/model/progress.h"
+
+#include <algorithm>
+
+#include "flightrec/record_format.h"
+
+namespace flightrec {
+namespace analysis {
+namespace {
+
+constexpr uint64_t kSecondNs = 1000000000ULL;
+// A ring whose heartbeat is this many poll intervals older than the newest
+// heartbeat seen anywhere belongs to a process that stopped.
+constexpr uint64_t kDeadPolls = 3;
+
+uint64_t SnapshotTime(const ProcessSnapshot& p) {
+  if (p.is_dump && p.dump_wall_ns != 0) return p.dump_wall_ns;
+  if (p.heartbeat_wall_ns != 0) return p.heartbeat_wall_ns;
+  uint64_t newest = 0;
+  for (const CommSnapshot& c : p.comms) {
+    for (const OpRecord& r : c.records) {
+      newest = std::max({newest, r.t_enqueue_ns, r.t_enqueued_ns, r.gpu_end_ns,
+                         r.t_last_progress_ns});
+    }
+  }
+  return newest;
+}
+
+uint64_t StuckLimit(const ProcessSnapshot& p, const ProgressOptions& options) {
+  if (options.stuck_after_ns != 0) return options.stuck_after_ns;
+  if (p.watchdog_timeout_ns == 0) return kSecondNs;
+  return std::min(p.watchdog_timeout_ns / 2, kSecondNs);
+}
+
+void FindBlockedOp(const ProcessSnapshot& p, const ProgressOptions& options,
+                   ProcessProgress* out) {
+  uint64_t oldest = UINT64_MAX;
+  for (size_t c = 0; c < p.comms.size(); ++c) {
+    const CommSnapshot& comm = p.comms[c];
+    if ((comm.flags & format::kRegionCompletionTracked) == 0) {
+      // Without KernelCh/ProxyOp events no op ever reaches "done"; treating
+      // them all as pending would invent a hang.
+      out->untracked = out->untracked || !comm.records.empty();
+      continue;
+    }
+    for (size_t i = 0; i < comm.records.size(); ++i) {
+      const OpRecord& r = comm.records[i];
+      if (r.state >= format::kOpDone) continue;
+      if (r.t_enqueue_ns < oldest) {
+        oldest = r.t_enqueue_ns;
+        out->blocked_comm = static_cast<int32_t>(c);
+        out->blocked_record = static_cast<int32_t>(i);
+      }
+    }
+  }
+  if (out->blocked()) {
+    const uint64_t limit = StuckLimit(p, options);
+    out->stuck = out->snapshot_wall_ns >= oldest && out->snapshot_wall_ns - oldest >= limit;
+  }
+}
+
+}  // namespace
+
+JobProgress ComputeProgress(const JobIndex& index, const ProgressOptions& options) {
+  const std::vector<ProcessSnapshot>& procs = index.processes();
+  JobProgress job;
+  job.processes.resize(procs.size());
+  for (const ProcessSnapshot& p : procs) {
+    job.newest_heartbeat_wall_ns = std::max(job.newest_heartbeat_wall_ns, p.heartbeat_wall_ns);
+  }
+  for (size_t i = 0; i < procs.size(); ++i) {
+    const ProcessSnapshot& p = procs[i];
+    ProcessProgress& out = job.processes[i];
+    out.snapshot_wall_ns = SnapshotTime(p);
+    if (p.heartbeat_wall_ns != 0) {
+      out.heartbeat_gap_ns = job.newest_heartbeat_wall_ns - p.heartbeat_wall_ns;
+    }
+    const uint64_t poll = p.watchdog_poll_ns != 0 ? p.watchdog_poll_ns : kSecondNs;
+    out.dead = !p.is_dump && p.process_state == format::kProcessRunning &&
+               p.heartbeat_wall_ns != 0 && out.heartbeat_gap_ns > kDeadPolls * poll;
+    FindBlockedOp(p, options, &out);
+  }
+  return job;
+}
+
+}  // namespace analysis
+}  // namespace flightrec

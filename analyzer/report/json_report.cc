@@ -1,0 +1,116 @@
+#include <nlohmann/json.hpp>
+
+#include "analyzer/model/analyzer.h"
+#include "analyzer/model/describe.h"
+#include "analyzer/report/report.h"
+#include "flightrec/record_names.h"
+
+namespace flightrec {
+namespace report {
+namespace {
+
+using analysis::Culprit;
+using analysis::Finding;
+using analysis::JobIndex;
+using analysis::OpRef;
+using analysis::RankNote;
+using nlohmann::json;
+
+json CommJson(const analysis::CommGroup& g) {
+  return {{"id", analysis::HexId(g.comm_id)}, {"name", g.name}, {"nranks", g.nranks}};
+}
+
+// A process with its rank in every communicator it belongs to; a rank with
+// no file has null host and pid and the one membership we know of.
+json ProcessJson(const JobIndex& index, int32_t process, int32_t group, int32_t rank) {
+  json ranks = json::array();
+  if (process < 0) {
+    const analysis::CommGroup& g = index.groups()[group];
+    ranks.push_back({{"comm", analysis::HexId(g.comm_id)}, {"name", g.name}, {"rank", rank}});
+    return {{"host", nullptr}, {"pid", nullptr}, {"ranks", ranks}};
+  }
+  const ProcessSnapshot& p = index.processes()[process];
+  for (const CommSnapshot& c : p.comms) {
+    ranks.push_back({{"comm", analysis::HexId(c.comm_id)}, {"name", c.name}, {"rank", c.rank}});
+  }
+  return {{"host", p.host}, {"pid", p.pid}, {"ranks", ranks}};
+}
+
+json OpJson(const OpRef& op) {
+  if (!op.valid) return nullptr;
+  json j = {{"func", format::FuncName(op.func)},
+            {"seq", op.seq == UINT64_MAX ? json(nullptr) : json(op.seq)},
+            {"index", op.index}};
+  if (op.p2p) j["peer"] = op.peer;
+  return j;
+}
+
+json DetailJson(const JobIndex& index, const RankNote& n) {
+  json d = {{"rank", n.rank}, {"where", analysis::WhereaboutsName(n.where)}};
+  if (n.behind != 0) d["behind"] = n.behind;
+  if (n.blocked_group >= 0) {
+    const analysis::CommGroup& g = index.groups()[n.blocked_group];
+    d["blocked_at"] = {{"comm", analysis::HexId(g.comm_id)}, {"name", g.name},
+                       {"op", OpJson(n.blocked_op)}};
+  }
+  if (n.late_ns > 0) d["late_ns"] = n.late_ns;
+  if (n.caused_wait_ns > 0) d["caused_wait_ns"] = n.caused_wait_ns;
+  return d;
+}
+
+json FindingJson(const JobIndex& index, const Finding& f) {
+  json ranks = json::array(), processes = json::array(), details = json::array();
+  for (const RankNote& n : f.ranks) {
+    ranks.push_back(n.rank);
+    processes.push_back(ProcessJson(index, n.process, f.group, n.rank));
+    details.push_back(DetailJson(index, n));
+  }
+  for (int32_t p : f.extra_processes) processes.push_back(ProcessJson(index, p, -1, -1));
+  json j = {{"kind", analysis::FindingKindName(f.kind)},
+            {"comm", f.group >= 0 ? CommJson(index.groups()[f.group]) : json(nullptr)},
+            {"ranks", ranks},
+            {"processes", processes},
+            {"op", OpJson(f.op)},
+            {"summary", f.summary},
+            {"confidence", f.confidence},
+            {"root_cause", f.root_cause},
+            {"details", details}};
+  if (!f.fields.empty()) j["fields"] = f.fields;
+  if (f.waiting > 0) {
+    j["waiting"] = f.waiting;
+    j["waiting_since"] = analysis::IsoTime(f.waiting_since_wall_ns);
+  }
+  return j;
+}
+
+}  // namespace
+
+std::string JsonReport(const ReportInput& in) {
+  const JobIndex& index = in.index;
+  json findings = json::array(), culprits = json::array();
+  for (const Finding& f : in.analysis.findings) findings.push_back(FindingJson(index, f));
+  for (const Culprit& c : in.analysis.culprits) {
+    culprits.push_back(ProcessJson(index, c.process, c.group, c.rank));
+  }
+  json read = in.inputs.read, rejected = json::array(), superseded = json::array();
+  for (const analysis::RejectedInput& r : in.inputs.rejected) {
+    rejected.push_back({{"path", r.path}, {"reason", r.reason}});
+  }
+  for (const analysis::SupersededInput& s : in.inputs.superseded) {
+    superseded.push_back({{"path", s.path}, {"by", s.by}});
+  }
+  json out = {{"schema", kSchema},
+              {"verdict", analysis::VerdictName(in.analysis.verdict)},
+              {"headline", Headline(in)},
+              {"exit_code", analysis::ExitCodeFor(in.analysis)},
+              {"job_id", in.inputs.job_id},
+              {"findings", findings},
+              {"culprits", culprits},
+              {"inputs", {{"read", read}, {"superseded", superseded}, {"rejected", rejected}}},
+              {"notes", in.analysis.notes}};
+  // Names come from files: replace invalid UTF-8 rather than throw.
+  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace report
+}  // namespace flightrec

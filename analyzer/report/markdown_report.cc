@@ -1,0 +1,76 @@
+#include <cstdio>
+#include <string>
+
+#include "analyzer/model/describe.h"
+#include "analyzer/report/report.h"
+
+namespace flightrec {
+namespace report {
+namespace {
+
+// Table cells must not break the table.
+std::string Cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string RanksText(const analysis::Finding& f) {
+  std::string s;
+  for (size_t i = 0; i < f.ranks.size() && i < 8; ++i) {
+    s += (i ? ", " : "") + std::to_string(f.ranks[i].rank);
+  }
+  if (f.ranks.size() > 8) s += ", ...";
+  return s;
+}
+
+}  // namespace
+
+std::string MarkdownReport(const ReportInput& in) {
+  const analysis::Analysis& a = in.analysis;
+  std::string s = "# flightrec report: " + std::string(analysis::VerdictName(a.verdict)) + "\n\n";
+  s += "**" + Cell(Headline(in)) + "**\n\n";
+  if (!a.culprits.empty()) {
+    s += "## Root causes\n\n";
+    for (const analysis::Culprit& c : a.culprits) {
+      if (c.process < 0) {
+        s += "- rank " + std::to_string(c.rank) + " of " +
+             analysis::CommLabel(in.index.groups()[c.group]) + " (no file)\n";
+      } else {
+        s += "- " + analysis::ProcessLabel(in.index.processes()[c.process]) + "\n";
+      }
+    }
+    s += "\n";
+  }
+  if (!a.findings.empty()) {
+    s += "## Findings\n\n| | kind | comm | ranks | op | confidence | evidence |\n"
+         "|---|---|---|---|---|---|---|\n";
+    for (const analysis::Finding& f : a.findings) {
+      char conf[16];
+      std::snprintf(conf, sizeof(conf), "%.2f", f.confidence);
+      s += std::string("| ") + (f.root_cause ? "root cause" : "consequence") + " | " +
+           analysis::FindingKindName(f.kind) + " | " +
+           Cell(f.group >= 0 ? analysis::CommLabel(in.index.groups()[f.group]) : "") + " | " +
+           RanksText(f) + " | " + Cell(analysis::OpLabel(f.op)) + " | " + conf + " | " +
+           Cell(f.summary) + " |\n";
+    }
+    s += "\n";
+  }
+  s += "## Inputs\n\n- read: " + std::to_string(in.inputs.read.size()) + " files\n";
+  for (const analysis::RejectedInput& r : in.inputs.rejected) {
+    s += "- rejected `" + r.path + "`: " + Cell(r.reason) + "\n";
+  }
+  for (const std::string& n : a.notes) s += "- note: " + Cell(n) + "\n";
+  return s;
+}
+
+}  // namespace report
+}  // namespace flightrec

@@ -1,0 +1,39 @@
+// Renders an analysis for people (text, markdown, html) and programs (json,
+// docs/report-schema.md), and the job as a Chrome/Perfetto trace.
+#ifndef FLIGHTREC_ANALYZER_REPORT_REPORT_H_
+#define FLIGHTREC_ANALYZER_REPORT_REPORT_H_
+
+#include <string>
+
+#include "analyzer/model/finding.h"
+#include "analyzer/model/inputs.h"
+#include "analyzer/model/job_index.h"
+#include "analyzer/model/progress.h"
+
+namespace flightrec {
+namespace report {
+
+constexpr const char* kSchema = "flightrec.report/1";
+
+struct ReportInput {
+  const analysis::Inputs& inputs;
+  const analysis::JobIndex& index;
+  const analysis::Analysis& analysis;
+};
+
+// One line, verdict first: "HANG: rank 5 (host-a pid 4242) is 1 collective
+// behind on comm `tp1`: ...".
+std::string Headline(const ReportInput& in);
+
+std::string TextReport(const ReportInput& in);
+std::string MarkdownReport(const ReportInput& in);
+std::string JsonReport(const ReportInput& in);
+// One self-contained file: inline CSS and SVG, no external assets.
+std::string HtmlReport(const ReportInput& in, const analysis::JobProgress& progress);
+// Chrome trace-event JSON ({"traceEvents": [...]}) loadable in Perfetto.
+std::string TimelineTrace(const analysis::JobIndex& index, const analysis::JobProgress& progress);
+
+}  // namespace report
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_ANALYZER_REPORT_REPORT_H_

@@ -1,0 +1,112 @@
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <string>
+
+#include "analyzer/model/describe.h"
+#include "analyzer/report/report.h"
+
+namespace flightrec {
+namespace report {
+namespace {
+
+using analysis::Finding;
+
+constexpr size_t kMaxConsequences = 10;  // the rest is in --format json
+
+std::string Upper(const char* s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string Confidence(double c) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%.2f", c);
+  return buf;
+}
+
+// "host-a pid 4242 (world rank 5, tp1 rank 1)".
+std::string CulpritText(const ReportInput& in, const analysis::Culprit& c) {
+  const analysis::JobIndex& index = in.index;
+  if (c.process < 0) {
+    return "rank " + std::to_string(c.rank) + " of " +
+           analysis::CommLabel(index.groups()[c.group]) + " (no file)";
+  }
+  const ProcessSnapshot& p = index.processes()[c.process];
+  std::string s = analysis::ProcessLabel(p) + " (";
+  for (size_t i = 0; i < p.comms.size(); ++i) {
+    const CommSnapshot& comm = p.comms[i];
+    s += (i ? ", " : "") + (comm.name.empty() ? analysis::HexId(comm.comm_id) : comm.name) +
+         " rank " + std::to_string(comm.rank);
+  }
+  return s + ")";
+}
+
+std::string FindingLine(const ReportInput& in, const Finding& f) {
+  std::string s = std::string("  ") + analysis::FindingKindName(f.kind);
+  if (f.group >= 0) s += " on " + analysis::CommLabel(in.index.groups()[f.group]);
+  if (f.op.valid) s += " at " + analysis::OpLabel(f.op);
+  s += " (confidence " + Confidence(f.confidence) + ")\n    " + f.summary + "\n";
+  return s;
+}
+
+}  // namespace
+
+std::string Headline(const ReportInput& in) {
+  const analysis::Analysis& a = in.analysis;
+  std::string verdict = Upper(analysis::VerdictName(a.verdict));
+  if (a.verdict == analysis::Verdict::kIncomplete) {
+    return verdict + ": no readable flight-recorder file among the inputs";
+  }
+  if (a.findings.empty()) {
+    return verdict + ": no findings in " + std::to_string(in.index.processes().size()) +
+           " processes, " + std::to_string(in.index.groups().size()) + " communicators";
+  }
+  return verdict + ": " + a.findings.front().summary;
+}
+
+std::string TextReport(const ReportInput& in) {
+  const analysis::Analysis& a = in.analysis;
+  std::string s = Headline(in) + "\n";
+  if (!a.culprits.empty()) {
+    s += "\nRoot cause" + std::string(a.culprits.size() > 1 ? "s" : "") + ":\n";
+    for (const analysis::Culprit& c : a.culprits) s += "  " + CulpritText(in, c) + "\n";
+  } else if (!a.findings.empty()) {
+    s += "\nNo single process is to blame.\n";
+  }
+  size_t roots = 0;
+  for (const Finding& f : a.findings) roots += f.root_cause ? 1 : 0;
+  if (roots > 0) {
+    s += "\nFindings:\n";
+    for (const Finding& f : a.findings) {
+      if (f.root_cause) s += FindingLine(in, f);
+    }
+  }
+  const size_t rest = a.findings.size() - roots;
+  if (rest > 0) {
+    s += roots > 0 ? "\nConsequences (" + std::to_string(rest) + "):\n" : "\nFindings:\n";
+    size_t shown = 0;
+    for (const Finding& f : a.findings) {
+      if (f.root_cause) continue;
+      if (shown++ == kMaxConsequences) {
+        s += "  ... " + std::to_string(rest - kMaxConsequences) + " more (see --format json)\n";
+        break;
+      }
+      s += FindingLine(in, f);
+    }
+  }
+  s += "\nInputs: " + std::to_string(in.inputs.read.size()) + " read";
+  if (!in.inputs.superseded.empty()) {
+    s += ", " + std::to_string(in.inputs.superseded.size()) + " older files of the same processes";
+  }
+  s += ", " + std::to_string(in.inputs.rejected.size()) + " rejected\n";
+  for (const analysis::RejectedInput& r : in.inputs.rejected) {
+    s += "  rejected " + r.path + ": " + r.reason + "\n";
+  }
+  for (const std::string& n : a.notes) s += "  note: " + n + "\n";
+  return s;
+}
+
+}  // namespace report
+}  // namespace flightrec

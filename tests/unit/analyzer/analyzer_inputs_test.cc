@@ -1,0 +1,113 @@
+// Input selection: directory walk, newest dump per process, foreign jobs
+// and unreadable files listed with their reason.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "analyzer/model/inputs.h"
+#include "flightrec/record_format.h"
+
+namespace flightrec {
+namespace analysis {
+namespace {
+
+namespace fs = std::filesystem;
+
+class InputsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("flightrec-inputs-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "sub");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, bool flightrec) {
+    const std::string path = (dir_ / name).string();
+    FILE* f = std::fopen(path.c_str(), "wb");
+    const uint64_t magic = flightrec ? format::Magic() : 0x2020202020202020ULL;
+    std::fwrite(&magic, sizeof(magic), 1, f);
+    std::fclose(f);
+    return path;
+  }
+
+  static ProcessSnapshot Snap(const std::string& path, const std::string& host, int64_t pid,
+                              const std::string& job, bool dump, uint32_t seq) {
+    ProcessSnapshot s;
+    s.path = path;
+    s.host = host;
+    s.pid = pid;
+    s.job_id = job;
+    s.is_dump = dump;
+    s.dump_sequence = seq;
+    s.dump_wall_ns = seq * 1000;
+    s.created_wall_ns = 42;
+    return s;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(InputsTest, CollectWalksDirectoriesAndSkipsForeignFiles) {
+  const std::string ring = Write("a.ring", true);
+  const std::string nested = Write("sub/b.ring", true);
+  Write("notes.txt", false);
+  std::vector<RejectedInput> rejected;
+  const auto files = CollectFiles({dir_.string(), (dir_ / "nope").string()}, &rejected);
+  EXPECT_EQ(files, (std::vector<std::string>{ring, nested}));
+  ASSERT_EQ(rejected.size(), 1u);
+  EXPECT_NE(rejected[0].reason.find("no such file"), std::string::npos);
+  // A file named explicitly is always read (the reader will judge it).
+  const std::string txt = (dir_ / "notes.txt").string();
+  EXPECT_EQ(CollectFiles({txt}, &rejected), std::vector<std::string>{txt});
+}
+
+TEST_F(InputsTest, KeepsNewestDumpPerProcessAndListsRejects) {
+  const std::string a_ring = Write("a.ring", true);
+  const std::string a_d1 = Write("a.1.dump", true);
+  const std::string a_d2 = Write("sub/a.2.dump", true);
+  const std::string b = Write("b.ring", true);
+  const std::string c = Write("c.ring", true);
+  const std::string d = Write("d.ring", true);
+  std::map<std::string, ReadResult> results;
+  results[a_ring] = {true, Snap(a_ring, "h1", 1, "job", false, 0), ""};
+  results[a_d1] = {true, Snap(a_d1, "h1", 1, "job", true, 1), ""};
+  results[a_d2] = {true, Snap(a_d2, "h1", 1, "job", true, 2), ""};
+  results[b] = {true, Snap(b, "h2", 2, "other-job", false, 0), ""};
+  results[c] = {false, {}, c + ": truncated header (12 of 4096 bytes)"};
+  results[d] = {true, Snap(d, "h3", 3, "job", false, 0), ""};
+  LoadOptions options;
+  options.threads = 3;
+  options.read = [&results](const std::string& p) { return results.at(p); };
+  const Inputs in = LoadInputs({dir_.string()}, options);
+
+  EXPECT_EQ(in.job_id, "job");
+  ASSERT_EQ(in.processes.size(), 2u);
+  EXPECT_EQ(in.read, (std::vector<std::string>{a_d2, d}));
+  EXPECT_EQ(in.processes[0].path, a_d2);
+  EXPECT_EQ(in.superseded.size(), 2u);
+  ASSERT_EQ(in.rejected.size(), 2u);
+  EXPECT_EQ(in.rejected[0].path, b);
+  EXPECT_NE(in.rejected[0].reason.find("foreign job id 'other-job'"), std::string::npos);
+  EXPECT_EQ(in.rejected[1].path, c);
+  EXPECT_NE(in.rejected[1].reason.find("truncated"), std::string::npos);
+}
+
+TEST_F(InputsTest, RingIsUsedWhenThereIsNoDump) {
+  const std::string ring = Write("only.ring", true);
+  LoadOptions options;
+  options.read = [&](const std::string& p) {
+    return ReadResult{true, Snap(p, "h", 9, "j", false, 0), ""};
+  };
+  const Inputs in = LoadInputs({ring}, options);
+  ASSERT_EQ(in.processes.size(), 1u);
+  EXPECT_FALSE(in.processes[0].is_dump);
+}
+
+}  // namespace
+}  // namespace analysis
+}  // namespace flightrec

@@ -1,0 +1,312 @@
+// The analysis on synthetic jobs: one fault each, at 8 and 64 ranks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "unit/analyzer/analyzer_test_util.h"
+
+namespace flightrec {
+namespace testing {
+namespace {
+
+using analysis::FindingKind;
+using analysis::Verdict;
+using analysis::Whereabouts;
+
+class AnalyzerModelTest : public ::testing::TestWithParam<int> {
+ protected:
+  JobSpec Spec(Fault fault) const {
+    JobSpec spec;
+    spec.nranks = GetParam();
+    spec.fault = fault;
+    return spec;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Ranks, AnalyzerModelTest, ::testing::Values(8, 64));
+
+TEST_P(AnalyzerModelTest, HealthyRunHasNoFindings) {
+  Analyzed a(MakeJob(Spec(Fault::kNone)));
+  EXPECT_EQ(a.result.verdict, Verdict::kHealthy);
+  EXPECT_TRUE(a.result.findings.empty()) << a.result.findings.front().summary;
+  EXPECT_TRUE(a.result.culprits.empty());
+  EXPECT_EQ(analysis::ExitCodeFor(a.result), 0);
+}
+
+TEST_P(AnalyzerModelTest, StuckRankIsTheOnlyCulpritAndOutsideNccl) {
+  JobSpec spec = Spec(Fault::kStuckBeforeOp);
+  spec.op = 6;  // the TP AllReduce of step 2
+  Analyzed a(MakeJob(spec));
+  EXPECT_EQ(a.result.verdict, Verdict::kHang);
+  EXPECT_EQ(analysis::ExitCodeFor(a.result), 1);
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
+
+  const analysis::Finding& top = a.result.findings.front();
+  EXPECT_EQ(top.kind, FindingKind::kLaggingRank);
+  EXPECT_TRUE(top.root_cause);
+  EXPECT_EQ(a.CommName(top), "tp1");
+  ASSERT_FALSE(top.ranks.empty());
+  EXPECT_EQ(top.ranks.front().rank, a.RankIn("tp1", 5));
+  EXPECT_EQ(a.Pid(top.ranks.front().process), 4005);
+  EXPECT_EQ(top.ranks.front().where, Whereabouts::kOutsideNccl);
+  EXPECT_EQ(top.ranks.front().behind, 1);
+  EXPECT_EQ(top.op.index, 2u);
+  EXPECT_EQ(top.op.func, format::kFuncAllReduce);
+  EXPECT_NE(top.summary.find("outside NCCL"), std::string::npos) << top.summary;
+  EXPECT_NE(top.summary.find("1 collective behind"), std::string::npos) << top.summary;
+  EXPECT_NE(top.summary.find("3 of 4 ranks waiting"), std::string::npos) << top.summary;
+  EXPECT_GT(top.confidence, 0.9);
+
+  // Its peers lag in other comms too, but only as victims inside NCCL.
+  int victims = 0;
+  for (const analysis::Finding* f : a.All(FindingKind::kLaggingRank)) {
+    for (const analysis::RankNote& n : f->ranks) {
+      if (a.Pid(n.process) == 4005) continue;
+      EXPECT_EQ(n.where, Whereabouts::kInsideNccl) << f->summary;
+      EXPECT_FALSE(f->root_cause) << f->summary;
+      ++victims;
+    }
+  }
+  EXPECT_GT(victims, 0);
+  EXPECT_EQ(a.First(FindingKind::kAllStuck), nullptr);
+  EXPECT_EQ(a.First(FindingKind::kDeadlock), nullptr);
+}
+
+TEST_P(AnalyzerModelTest, SkippedOpLeavesTheRankOneBehind) {
+  JobSpec spec = Spec(Fault::kSkipOp);
+  spec.tp = 0;  // one comm: the skip shifts the rank's indices by one
+  spec.op = 3;
+  Analyzed a(MakeJob(spec));
+  EXPECT_EQ(a.result.verdict, Verdict::kHang);
+  const analysis::Finding* f = a.First(FindingKind::kLaggingRank);
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->ranks.size(), 1u);
+  EXPECT_EQ(f->ranks[0].rank, 5);
+  EXPECT_EQ(f->ranks[0].behind, 1);
+  EXPECT_EQ(f->ranks[0].where, Whereabouts::kOutsideNccl);
+  EXPECT_EQ(f->op.index, static_cast<uint64_t>(spec.steps - 1));
+  EXPECT_EQ(f->waiting, spec.nranks - 1);
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
+}
+
+struct MismatchCase {
+  const char* field;
+  int op;
+  const char* comm_prefix;
+};
+
+TEST_P(AnalyzerModelTest, MismatchNamesTheRankAndTheField) {
+  for (const MismatchCase& c : {MismatchCase{"count", 6, "tp"}, MismatchCase{"datatype", 8, "world"},
+                                MismatchCase{"root", 8, "world"}, MismatchCase{"func", 6, "tp"}}) {
+    SCOPED_TRACE(c.field);
+    JobSpec spec = Spec(Fault::kMismatch);
+    spec.field = c.field;
+    spec.op = c.op;
+    Analyzed a(MakeJob(spec));
+    EXPECT_EQ(a.result.verdict, Verdict::kDesync);
+    const analysis::Finding* f = a.First(FindingKind::kMismatch);
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(a.CommName(*f).rfind(c.comm_prefix, 0), 0u);
+    ASSERT_EQ(f->ranks.size(), 1u);
+    EXPECT_EQ(a.Pid(f->ranks[0].process), 4005);
+    EXPECT_NE(std::find(f->fields.begin(), f->fields.end(), c.field), f->fields.end());
+    EXPECT_EQ(f->op.index, 2u);
+    EXPECT_NE(f->summary.find(std::string(c.field) + " "), std::string::npos) << f->summary;
+    EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
+  }
+}
+
+TEST_P(AnalyzerModelTest, KilledRankIsDead) {
+  Analyzed a(MakeJob(Spec(Fault::kKilled)));
+  EXPECT_EQ(a.result.verdict, Verdict::kHang);
+  const analysis::Finding* f = a.First(FindingKind::kDeadRank);
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->root_cause);
+  EXPECT_EQ(a.Pid(f->ranks.at(0).process), 4005);
+  EXPECT_NE(f->summary.find("heartbeat"), std::string::npos);
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
+  // The dead rank is not also reported as lagging.
+  for (const analysis::Finding* l : a.All(FindingKind::kLaggingRank)) {
+    for (const analysis::RankNote& n : l->ranks) EXPECT_NE(a.Pid(n.process), 4005);
+  }
+}
+
+TEST_P(AnalyzerModelTest, MissingFileIsMissingRank) {
+  JobSpec spec = Spec(Fault::kMissingFile);
+  spec.op = 6;
+  Analyzed a(MakeJob(spec));
+  EXPECT_EQ(a.result.verdict, Verdict::kHang);
+  const auto missing = a.All(FindingKind::kMissingRank);
+  ASSERT_EQ(missing.size(), spec.nranks > 8 ? 3u : 3u);  // world, its tp and dp
+  bool world = false;
+  for (const analysis::Finding* f : missing) {
+    ASSERT_EQ(f->ranks.size(), 1u);
+    EXPECT_EQ(f->ranks[0].process, -1);
+    if (a.CommName(*f) == "world") {
+      world = true;
+      EXPECT_EQ(f->ranks[0].rank, 5);
+    }
+  }
+  EXPECT_TRUE(world);
+  // Those waiting for it lead to the missing member, not to a live process.
+  ASSERT_FALSE(a.result.culprits.empty());
+  for (const analysis::Culprit& c : a.result.culprits) EXPECT_EQ(c.process, -1);
+  EXPECT_TRUE(a.result.findings.front().root_cause);
+  EXPECT_EQ(a.result.findings.front().kind, FindingKind::kMissingRank);
+}
+
+TEST_P(AnalyzerModelTest, GpuHangIsAllStuckNotALaggard) {
+  Analyzed a(MakeJob(Spec(Fault::kGpuHang)));
+  EXPECT_EQ(a.result.verdict, Verdict::kHang);
+  const analysis::Finding* f = a.First(FindingKind::kAllStuck);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(a.CommName(*f), "world");
+  EXPECT_EQ(f->ranks.size(), static_cast<size_t>(GetParam()));
+  EXPECT_NE(f->summary.find("last GPU start"), std::string::npos) << f->summary;
+  EXPECT_EQ(a.First(FindingKind::kLaggingRank), nullptr);
+  EXPECT_TRUE(a.result.culprits.empty());
+}
+
+TEST_P(AnalyzerModelTest, SlowRankIsRankedFirstStraggler) {
+  Analyzed a(MakeJob(Spec(Fault::kSlowRank)));
+  EXPECT_EQ(a.result.verdict, Verdict::kSlow);
+  const auto stragglers = a.All(FindingKind::kStraggler);
+  ASSERT_FALSE(stragglers.empty());
+  for (const analysis::Finding* f : stragglers) {
+    EXPECT_EQ(a.Pid(f->ranks.at(0).process), 4005) << f->summary;
+    EXPECT_GT(f->ranks[0].late_ns, 1e6);
+  }
+  for (const analysis::Finding& f : a.result.findings) EXPECT_EQ(f.kind, FindingKind::kStraggler);
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
+}
+
+TEST_P(AnalyzerModelTest, InvertedCommsAreADeadlock) {
+  JobSpec spec = Spec(Fault::kDeadlock);
+  spec.rank = 0;
+  Analyzed a(MakeJob(spec));
+  EXPECT_EQ(a.result.verdict, Verdict::kHang);
+  const analysis::Finding* f = a.First(FindingKind::kDeadlock);
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->summary.find("wait on each other"), std::string::npos);
+  bool names_rank0 = false;
+  for (const analysis::RankNote& n : f->ranks) names_rank0 = names_rank0 || a.Pid(n.process) == 4000;
+  EXPECT_TRUE(names_rank0);
+  EXPECT_TRUE(a.result.culprits.empty());
+}
+
+TEST(AnalyzerMismatchTest, TwoMembersDisagreeingNamesBothAndBlamesNoOne) {
+  JobSpec spec;
+  spec.fault = Fault::kMismatch;
+  spec.field = "count";
+  spec.op = 7;  // the DP AllGather of step 2: dp1 has two members, 1 and 5
+  Analyzed a(MakeJob(spec));
+  EXPECT_EQ(a.result.verdict, Verdict::kDesync);
+  const analysis::Finding* f = a.First(FindingKind::kMismatch);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(a.CommName(*f), "dp1");
+  ASSERT_EQ(f->ranks.size(), 2u);
+  EXPECT_LE(f->confidence, 0.5);
+  EXPECT_NE(f->summary.find("no majority"), std::string::npos);
+  EXPECT_TRUE(a.result.culprits.empty());
+}
+
+TEST(AnalyzerWrapTest, WrappedRingsWithDifferentOverwrittenCountsAlign) {
+  JobSpec spec;
+  spec.steps = 12;
+  spec.fault = Fault::kStuckBeforeOp;
+  spec.op = 3 * 10;  // TP AllReduce #10
+  spec.capacity = {{0, 3}, {4, 5}, {6, 7}};
+  Analyzed a(MakeJob(spec));
+  ASSERT_GT(a.procs[0].comms[0].overwritten, 0u);
+  EXPECT_NE(a.procs[0].comms[0].overwritten, a.procs[4].comms[0].overwritten);
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
+  const analysis::Finding& top = a.result.findings.front();
+  EXPECT_EQ(top.kind, FindingKind::kLaggingRank);
+  EXPECT_EQ(top.op.index, 10u);
+  EXPECT_EQ(a.First(FindingKind::kMismatch), nullptr);
+
+  JobSpec mm;
+  mm.steps = 12;
+  mm.fault = Fault::kMismatch;
+  mm.op = 3 * 10 + 2;  // world Broadcast #10
+  mm.field = "root";
+  mm.capacity = {{0, 3}, {5, 4}, {6, 9}};
+  Analyzed b(MakeJob(mm));
+  const analysis::Finding* f = b.First(FindingKind::kMismatch);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->op.index, 10u);
+  EXPECT_EQ(b.Pid(f->ranks.at(0).process), 4005);
+  EXPECT_LT(f->confidence, 0.95);  // history was overwritten
+}
+
+TEST(JobIndexTest, FindsRecordsByOpIndexAfterWrap) {
+  JobSpec spec;
+  spec.capacity = {{2, 4}};
+  std::vector<ProcessSnapshot> procs = MakeJob(spec);
+  analysis::JobIndex index(procs);
+  ASSERT_EQ(index.groups().size(), 7u);  // world, tp0, tp1, dp0..dp3
+  int32_t world = -1;
+  for (size_t g = 0; g < index.groups().size(); ++g) {
+    if (index.groups()[g].name == "world") world = static_cast<int32_t>(g);
+  }
+  ASSERT_GE(world, 0);
+  EXPECT_EQ(index.groups()[world].present, 8);
+  EXPECT_EQ(index.FindColl(world, 2, 0), nullptr);  // overwritten
+  const OpRecord* r = index.FindColl(world, 2, 5);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->op_index, 5u);
+  EXPECT_EQ(index.FirstCollIndex(world, 2), 2u);
+  EXPECT_EQ(index.FindColl(world, 2, 6), nullptr);  // never enqueued
+}
+
+TEST(JobIndexTest, DuplicateAndOutOfRangeRanksAreWarnedNotCrashing) {
+  std::vector<ProcessSnapshot> procs = MakeJob(JobSpec{});
+  procs[1].comms[0].rank = 0;    // claims rank 0 of world too
+  procs[2].comms[0].rank = 99;   // beyond nranks
+  analysis::JobIndex index(procs);
+  EXPECT_EQ(index.warnings().size(), 2u);
+  const analysis::Analysis a = analysis::Analyze(index);
+  EXPECT_NE(a.verdict, Verdict::kHealthy);  // ranks 1 and 2 of world have no file now
+  EXPECT_NE(analysis::Analyze(index).findings.size(), 0u);
+}
+
+TEST(AnalyzerEmptyTest, NoInputIsIncomplete) {
+  std::vector<ProcessSnapshot> none;
+  analysis::JobIndex index(none);
+  const analysis::Analysis a = analysis::Analyze(index);
+  EXPECT_EQ(a.verdict, Verdict::kIncomplete);
+  EXPECT_EQ(analysis::ExitCodeFor(a), 2);
+}
+
+TEST(AnalyzerP2pTest, SendRecvCountMismatchNamesBothSides) {
+  std::vector<ProcessSnapshot> procs = MakeJob(JobSpec{});
+  // Rank 0 sends 100 floats to rank 1, which posted a Recv of 50.
+  auto add = [](CommSnapshot* c, uint8_t func, int32_t peer, uint64_t count) {
+    OpRecord r = c->records.back();
+    r.slot_seq = c->head++;
+    r.op_index = 0;
+    r.nccl_seq = UINT64_MAX;
+    r.func = func;
+    r.flags = format::kFlagP2p;
+    r.root_or_peer = peer;
+    r.count = count;
+    r.bytes = count * 4;
+    c->records.push_back(r);
+    c->p2p_count++;
+  };
+  add(&procs[0].comms[0], format::kFuncSend, 1, 100);
+  add(&procs[1].comms[0], format::kFuncRecv, 0, 50);
+  Analyzed a(std::move(procs));
+  const analysis::Finding* f = a.First(FindingKind::kMismatch);
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->ranks.size(), 2u);
+  EXPECT_EQ(f->ranks[0].rank, 0);
+  EXPECT_EQ(f->ranks[1].rank, 1);
+  EXPECT_EQ(f->fields, std::vector<std::string>{"bytes"});
+  EXPECT_TRUE(f->op.p2p);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace flightrec

@@ -1,0 +1,155 @@
+// Key content of every report format, and the timeline trace's events.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "analyzer/model/inputs.h"
+#include "analyzer/model/progress.h"
+#include "analyzer/report/report.h"
+#include "unit/analyzer/analyzer_test_util.h"
+
+namespace flightrec {
+namespace testing {
+namespace {
+
+using nlohmann::json;
+
+struct Reported {
+  explicit Reported(const JobSpec& spec) : job(MakeJob(spec)) {
+    for (const ProcessSnapshot& p : job.procs) inputs.read.push_back(p.path);
+    inputs.rejected.push_back({"/synthetic/garbage.ring", "bad magic"});
+    inputs.job_id = "job-1";
+  }
+  report::ReportInput In() const { return {inputs, job.index, job.result}; }
+  analysis::JobProgress Progress() const { return analysis::ComputeProgress(job.index, {}); }
+
+  Analyzed job;
+  analysis::Inputs inputs;
+};
+
+JobSpec Stuck() {
+  JobSpec spec;
+  spec.fault = Fault::kStuckBeforeOp;
+  spec.op = 6;
+  return spec;
+}
+
+TEST(ReportTest, TextPutsTheVerdictFirstAndNamesTheCulprit) {
+  Reported r(Stuck());
+  const std::string text = report::TextReport(r.In());
+  EXPECT_EQ(text.rfind("HANG: rank 1 (host-0 pid 4005) is 1 collective behind on comm `tp1`: "
+                       "it never enqueued AllReduce #2",
+                       0),
+            0u)
+      << text;
+  EXPECT_NE(text.find("Root cause:\n  host-0 pid 4005 (world rank 5, tp1 rank 1, dp1 rank 1)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Consequences"), std::string::npos);
+  EXPECT_NE(text.find("rejected /synthetic/garbage.ring: bad magic"), std::string::npos);
+}
+
+TEST(ReportTest, HealthyTextSaysSo) {
+  Reported r(JobSpec{});
+  EXPECT_EQ(report::TextReport(r.In()).rfind("HEALTHY: no findings in 8 processes", 0), 0u);
+}
+
+TEST(ReportTest, MarkdownHasTheFindingsTable) {
+  Reported r(Stuck());
+  const std::string md = report::MarkdownReport(r.In());
+  EXPECT_EQ(md.rfind("# flightrec report: hang\n", 0), 0u);
+  EXPECT_NE(md.find("| root cause | lagging_rank | comm `tp1` | 1 | AllReduce #2 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("## Root causes\n\n- host-0 pid 4005"), std::string::npos);
+}
+
+TEST(ReportTest, JsonFollowsTheSchema) {
+  Reported r(Stuck());
+  const json j = json::parse(report::JsonReport(r.In()));
+  EXPECT_EQ(j["schema"], "flightrec.report/1");
+  EXPECT_EQ(j["verdict"], "hang");
+  EXPECT_EQ(j["exit_code"], 1);
+  const json& f = j["findings"][0];
+  EXPECT_EQ(f["kind"], "lagging_rank");
+  EXPECT_EQ(f["comm"]["name"], "tp1");
+  EXPECT_EQ(f["comm"]["nranks"], 4);
+  EXPECT_EQ(f["comm"]["id"].get<std::string>().rfind("0x", 0), 0u);
+  EXPECT_EQ(f["ranks"], json::array({1}));
+  EXPECT_EQ(f["op"]["func"], "AllReduce");
+  EXPECT_EQ(f["op"]["index"], 2);
+  EXPECT_EQ(f["op"]["seq"], 2);
+  EXPECT_EQ(f["details"][0]["where"], "outside_nccl");
+  EXPECT_GT(f["confidence"].get<double>(), 0.9);
+  ASSERT_EQ(f["processes"].size(), 1u);
+  EXPECT_EQ(f["processes"][0]["pid"], 4005);
+  EXPECT_EQ(f["processes"][0]["ranks"].size(), 3u);  // world, tp1, dp1
+  ASSERT_EQ(j["culprits"].size(), 1u);
+  EXPECT_EQ(j["culprits"][0]["host"], "host-0");
+  EXPECT_EQ(j["inputs"]["read"].size(), 8u);
+  EXPECT_EQ(j["inputs"]["rejected"][0]["path"], "/synthetic/garbage.ring");
+  EXPECT_EQ(j["inputs"]["rejected"][0]["reason"], "bad magic");
+}
+
+TEST(ReportTest, JsonNamesMissingRanksWithNullHost) {
+  JobSpec spec = Stuck();
+  spec.fault = Fault::kMissingFile;
+  Reported r(spec);
+  const json j = json::parse(report::JsonReport(r.In()));
+  ASSERT_FALSE(j["culprits"].empty());
+  EXPECT_TRUE(j["culprits"][0]["host"].is_null());
+  EXPECT_EQ(j["findings"][0]["kind"], "missing_rank");
+}
+
+TEST(ReportTest, HtmlIsOneSelfContainedFile) {
+  Reported r(Stuck());
+  const std::string html = report::HtmlReport(r.In(), r.Progress());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(html.find("http"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("<rect"), std::string::npos);
+  EXPECT_NE(html.find("class=\"culprit\">host-0 pid 4005"), std::string::npos);
+  EXPECT_NE(html.find("is 1 collective behind on comm `tp1`"), std::string::npos);
+}
+
+TEST(ReportTest, TimelineIsAChromeTraceWithSlicesFlowsAndMarkers) {
+  Reported r(Stuck());
+  const json j = json::parse(report::TimelineTrace(r.job.index, r.Progress()));
+  ASSERT_TRUE(j.is_object());
+  ASSERT_TRUE(j["traceEvents"].is_array());
+  int names = 0, slices = 0, unfinished = 0, starts = 0, finishes = 0, stuck = 0;
+  bool rank5_named = false;
+  for (const json& e : j["traceEvents"]) {
+    const std::string ph = e["ph"];
+    if (ph == "M" && e["name"] == "process_name") {
+      ++names;
+      rank5_named = rank5_named || e["args"]["name"] == "rank 5 (host-0 pid 4005)";
+    } else if (ph == "X") {
+      ++slices;
+      EXPECT_GE(e["dur"].get<double>(), 0.0);
+      unfinished += e["args"].contains("unfinished") ? 1 : 0;
+    } else if (ph == "s") {
+      ++starts;
+    } else if (ph == "f") {
+      ++finishes;
+      EXPECT_EQ(e["bp"], "e");
+    } else if (ph == "i" && e["cat"] == "stuck") {
+      ++stuck;
+    }
+  }
+  EXPECT_EQ(names, 8);
+  EXPECT_TRUE(rank5_named);
+  EXPECT_GT(slices, 8 * 6);
+  EXPECT_GT(unfinished, 0);
+  EXPECT_GT(starts, 0);
+  EXPECT_EQ(starts, finishes);
+  EXPECT_EQ(stuck, 7);  // everyone but the culprit, who is outside NCCL
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace flightrec
