@@ -23,22 +23,22 @@ namespace flightrec {
 // domain with the header's gpu_to_mono_offset_ns; gpu_*_raw keep NCCL's
 // values.
 struct OpRecord {
-  uint64_t slot_seq = 0;       // position in the region (absolute)
-  uint64_t op_index = 0;       // per-comm coll index / per-(peer,dir) p2p index
+  uint64_t slot_seq = 0;  // position in the region (absolute)
+  uint64_t op_index = 0;  // per-comm coll index / per-(peer,dir) p2p index
   uint64_t nccl_seq = UINT64_MAX;
   uint64_t count = 0;
-  uint64_t bytes = 0;          // count * type size (0 when unknown)
+  uint64_t bytes = 0;  // count * type size (0 when unknown)
   uint64_t user_tag = 0;
   uint64_t stream = 0;
   int32_t root_or_peer = 0;
-  uint8_t func = 0;            // format::Func
-  uint8_t datatype = 0;        // format::DataType
+  uint8_t func = 0;      // format::Func
+  uint8_t datatype = 0;  // format::DataType
   uint8_t algo = 0;
   uint8_t proto = 0;
   uint8_t n_channels = 0;
   uint8_t n_warps = 0;
-  uint8_t flags = 0;           // format::RecordFlag
-  uint8_t state = 0;           // format::OpState
+  uint8_t flags = 0;  // format::RecordFlag
+  uint8_t state = 0;  // format::OpState
   uint8_t channels_started = 0;
   uint8_t channels_stopped = 0;
   uint8_t proxy_ops_started = 0;
@@ -59,20 +59,20 @@ struct OpRecord {
 // One communicator region.
 struct CommSnapshot {
   uint32_t region_index = 0;
-  uint32_t state = 0;          // format::RegionState
-  uint32_t flags = 0;          // format::RegionFlag
+  uint32_t state = 0;  // format::RegionState
+  uint32_t flags = 0;  // format::RegionFlag
   uint64_t comm_id = 0;
   std::string name;
   int32_t rank = -1;
   int32_t nranks = 0;
   int32_t nnodes = 0;
   uint64_t generation = 0;
-  uint64_t head = 0;           // slot sequences claimed
+  uint64_t head = 0;  // slot sequences claimed
   uint64_t capacity = 0;
-  uint64_t overwritten = 0;    // head > capacity ? head - capacity : 0
+  uint64_t overwritten = 0;  // head > capacity ? head - capacity : 0
   uint64_t coll_count = 0;
   uint64_t p2p_count = 0;
-  uint64_t torn = 0;           // claimed slots that failed commit/checksum
+  uint64_t torn = 0;  // claimed slots that failed commit/checksum
   uint64_t init_wall_ns = 0;
   uint64_t finalize_wall_ns = 0;
   uint64_t last_enqueue_wall_ns = 0;
@@ -83,7 +83,7 @@ struct CommSnapshot {
 // One file (ring or dump) from one process.
 struct ProcessSnapshot {
   std::string path;
-  bool is_dump = false;        // file_kind == kFileKindDump
+  bool is_dump = false;  // file_kind == kFileKindDump
   uint16_t version_major = 0;
   uint16_t version_minor = 0;
   int64_t pid = 0;
@@ -111,14 +111,25 @@ struct ProcessSnapshot {
   uint64_t file_size = 0;
   std::array<uint64_t, format::kNumDropCauses> drops{};
   // Dump images only.
-  uint32_t dump_reason = 0;    // format::DumpReason
+  uint32_t dump_reason = 0;  // format::DumpReason
   uint32_t dump_sequence = 0;
   uint64_t dump_wall_ns = 0;
   std::string dump_detail;
   std::string disable_reason;
 
-  std::vector<CommSnapshot> comms;   // regions not kRegionFree
-  std::vector<std::string> warnings; // non-fatal problems found while reading
+  // Added by the reader for `flightrec show --explain` (every header field).
+  uint32_t file_kind = 0;        // format::FileKind as stored
+  bool compressed = false;       // the file was a zstd frame
+  uint64_t compressed_size = 0;  // bytes on disk when compressed
+  uint32_t pointer_size = 0;
+  uint64_t tsc_hz = 0;
+  uint64_t heartbeat_mono_ns = 0;
+  uint64_t dump_mono_ns = 0;
+  uint64_t region_table_offset = 0;
+  uint64_t records_offset = 0;
+
+  std::vector<CommSnapshot> comms;    // regions not kRegionFree
+  std::vector<std::string> warnings;  // non-fatal problems found while reading
 };
 
 }  // namespace flightrec

@@ -307,7 +307,7 @@ struct FileHeader {
   uint64_t dump_mono_ns;
   char dump_detail[128];          // e.g. "comm tp0 AllReduce #812 stuck 2.1s"
   char disable_reason[128];       // why recording turned off, if it did
-  uint8_t reserved[3416];
+  uint8_t reserved[3232];  // 4096 - 864
 };
 
 static_assert(sizeof(FileHeader) == kHeaderSize, "FileHeader size");

@@ -213,9 +213,14 @@ int RunLauncher(Options o, const std::vector<std::string>& raw_args) {
     std::fprintf(stderr, "flightrec-emu: --job-dir %s\n", error.c_str());
     return kExitInternal;
   }
+  // Dumps land where the plugin puts them: NCCL_FLIGHTREC_DUMP_DIR, else the
+  // ring dir (docs/plugin.md); --dump-dir only overrides where we count them.
   const char* fr_dir = std::getenv("NCCL_FLIGHTREC_DIR");
-  std::string dump_dir = !o.dump_dir.empty() ? o.dump_dir
-                         : fr_dir != nullptr ? fr_dir : o.job_dir + "/flightrec";
+  const char* fr_dump_dir = std::getenv("NCCL_FLIGHTREC_DUMP_DIR");
+  std::string dump_dir = !o.dump_dir.empty()    ? o.dump_dir
+                         : fr_dump_dir != nullptr ? fr_dump_dir
+                         : fr_dir != nullptr     ? fr_dir
+                                                 : o.job_dir + "/flightrec";
   if (fr_dir == nullptr) {
     MakeDir(dump_dir, &error);
     setenv("NCCL_FLIGHTREC_DIR", dump_dir.c_str(), 1);

@@ -1,0 +1,44 @@
+// Validation of an image's FileHeader and layout. Internal to the reader.
+#ifndef FLIGHTREC_ANALYZER_READER_IMAGE_HEADER_H_
+#define FLIGHTREC_ANALYZER_READER_IMAGE_HEADER_H_
+
+#include <stdint.h>
+
+#include <string>
+
+#include "analyzer/reader/bounded_view.h"
+#include "analyzer/reader/snapshot.h"
+
+namespace flightrec {
+namespace reader_internal {
+
+// Everything later stages need from a header that passed validation: the
+// layout (already checked against the image size) and the clock anchors.
+struct ImageLayout {
+  uint32_t max_regions = 0;
+  uint64_t capacity = 0;        // records per region, a power of two
+  uint64_t table_offset = 0;    // RegionDesc[0]
+  uint64_t records_offset = 0;  // region 0's Record[0]
+  uint64_t created_wall_ns = 0;
+  uint64_t created_mono_ns = 0;
+  int64_t gpu_to_mono_offset_ns = 0;
+  bool gpu_offset_known = false;
+
+  // wall = mono - created_mono_ns + created_wall_ns; 0 ("not observed")
+  // stays 0. Unsigned arithmetic: garbage in, garbage out, never UB.
+  uint64_t MonoToWall(uint64_t mono_ns) const;
+  // GPU %globaltimer -> wall, 0 when the raw value or the offset is unknown.
+  uint64_t GpuToWall(uint64_t raw_ns) const;
+};
+
+// Checks magic, endianness, version, sizes, limits, offsets and the image
+// size, and copies the header's fields into *snapshot. Returns false with
+// *error (no file name prefix) when the image cannot be trusted; non-fatal
+// oddities go to snapshot->warnings.
+bool ParseHeader(BoundedView image, uint64_t max_image_size, ProcessSnapshot* snapshot,
+                 ImageLayout* layout, std::string* error);
+
+}  // namespace reader_internal
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_ANALYZER_READER_IMAGE_HEADER_H_

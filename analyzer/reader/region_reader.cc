@@ -1,0 +1,153 @@
+#include "analyzer/reader/region_reader.h"
+
+#include <stddef.h>
+
+#include "flightrec/record_format.h"
+#include "flightrec/record_names.h"
+
+namespace flightrec {
+namespace reader_internal {
+namespace {
+
+using format::Record;
+using format::RegionDesc;
+
+std::string RegionPrefix(uint32_t index) { return "region " + std::to_string(index) + ": "; }
+
+// Copies an enum byte, replacing values the format does not define with 0
+// ("Unknown"/"none") and counting them.
+uint8_t CheckedEnum(uint8_t value, uint8_t limit, uint64_t* bad) {
+  if (value < limit) return value;
+  ++*bad;
+  return 0;
+}
+
+uint64_t BytesOf(const Record& r) {
+  uint64_t size = format::DataTypeSize(r.datatype);
+  if (size == 0) size = r.type_size;
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(r.count, size, &bytes)) return 0;
+  return bytes;
+}
+
+OpRecord ToOpRecord(const Record& r, uint64_t seq, const ImageLayout& layout, uint64_t* bad) {
+  OpRecord op;
+  op.slot_seq = seq;
+  op.op_index = r.op_index;
+  op.nccl_seq = r.nccl_seq;
+  op.count = r.count;
+  op.bytes = BytesOf(r);
+  op.user_tag = r.user_tag;
+  op.stream = r.stream;
+  op.root_or_peer = r.root_or_peer;
+  op.func = CheckedEnum(r.func, format::kNumFuncs, bad);
+  op.datatype = CheckedEnum(r.datatype, format::kNumDataTypes, bad);
+  op.algo = CheckedEnum(r.algo, format::kNumAlgos, bad);
+  op.proto = CheckedEnum(r.proto, format::kNumProtos, bad);
+  op.state = CheckedEnum(r.state, format::kNumOpStates, bad);
+  op.n_channels = r.n_channels;
+  op.n_warps = r.n_warps;
+  op.flags = r.flags;
+  op.channels_started = r.channels_started;
+  op.channels_stopped = r.channels_stopped;
+  op.proxy_ops_started = r.proxy_ops_started;
+  op.proxy_ops_stopped = r.proxy_ops_stopped;
+  op.t_api_ns = layout.MonoToWall(r.t_api_ns);
+  op.t_enqueue_ns = layout.MonoToWall(r.t_enqueue_ns);
+  op.t_enqueued_ns = layout.MonoToWall(r.t_enqueued_ns);
+  op.t_last_progress_ns = layout.MonoToWall(r.t_last_progress_ns);
+  op.gpu_start_raw = r.gpu_start_raw;
+  op.gpu_end_raw = r.gpu_end_raw;
+  op.gpu_start_ns = layout.GpuToWall(r.gpu_start_raw);
+  op.gpu_end_ns = layout.GpuToWall(r.gpu_end_raw);
+  op.net_bytes = r.net_bytes;
+  return op;
+}
+
+void CopyIdentity(BoundedView desc_view, const RegionDesc& d, const ImageLayout& layout,
+                  CommSnapshot* comm) {
+  comm->region_index = d.region_index;
+  comm->state = d.state;
+  comm->flags = d.flags;
+  comm->comm_id = d.comm_id;
+  comm->name = desc_view.ReadString(offsetof(RegionDesc, comm_name), sizeof(d.comm_name));
+  comm->rank = d.rank;
+  comm->nranks = d.nranks;
+  comm->nnodes = d.nnodes;
+  comm->generation = d.generation;
+  comm->capacity = layout.capacity;
+  comm->coll_count = d.coll_count;
+  comm->p2p_count = d.p2p_count;
+  comm->init_wall_ns = layout.MonoToWall(d.init_mono_ns);
+  comm->finalize_wall_ns = layout.MonoToWall(d.finalize_mono_ns);
+  comm->last_enqueue_wall_ns = layout.MonoToWall(d.last_enqueue_mono_ns);
+  for (size_t i = 0; i < comm->drops.size(); ++i) comm->drops[i] = d.drops[i];
+}
+
+// The slot-state-machine check of record_format.h: commit == seq + 1 and the
+// checksum (seeded with seq) over the immutable part.
+void ReadRecords(BoundedView image, const ImageLayout& layout, uint32_t index, uint64_t head,
+                 CommSnapshot* comm, uint64_t* bad_enums) {
+  uint64_t first = head > layout.capacity ? head - layout.capacity : 0;
+  comm->overwritten = first;
+  comm->records.reserve(static_cast<size_t>(head - first));  // <= capacity
+  uint64_t region_base =
+      layout.records_offset + uint64_t{index} * layout.capacity * format::kRecordSize;
+  for (uint64_t seq = first; seq < head; ++seq) {
+    uint64_t off = region_base + (seq & (layout.capacity - 1)) * format::kRecordSize;
+    BoundedView rec_view;
+    Record rec;
+    if (!image.Sub(off, format::kRecordSize, &rec_view) || !rec_view.Read(0, &rec) ||
+        rec.commit != seq + 1 || format::RecordChecksum(rec_view.data, seq) != rec.checksum) {
+      ++comm->torn;
+      continue;
+    }
+    comm->records.push_back(ToOpRecord(rec, seq, layout, bad_enums));
+  }
+}
+
+}  // namespace
+
+RegionOutcome ReadRegion(BoundedView image, const ImageLayout& layout, uint32_t index,
+                         CommSnapshot* comm, std::vector<std::string>* warnings) {
+  BoundedView desc_view;
+  RegionDesc d;
+  uint64_t desc_off = layout.table_offset + uint64_t{index} * format::kRegionDescSize;
+  if (!image.Sub(desc_off, format::kRegionDescSize, &desc_view) || !desc_view.Read(0, &d)) {
+    warnings->push_back(RegionPrefix(index) + "descriptor outside the image; skipped");
+    return RegionOutcome::kSkipped;
+  }
+  if (d.state == format::kRegionFree) return RegionOutcome::kFree;
+  if (d.state != format::kRegionActive && d.state != format::kRegionFinalized) {
+    warnings->push_back(RegionPrefix(index) + "unknown state " + std::to_string(d.state) +
+                        "; skipped");
+    return RegionOutcome::kSkipped;
+  }
+  if (d.region_index != index) {
+    warnings->push_back(RegionPrefix(index) + "region_index says " +
+                        std::to_string(d.region_index) + " (duplicate or corrupt); skipped");
+    return RegionOutcome::kSkipped;
+  }
+  uint64_t head = d.head;
+  if (head > kMaxPlausibleHead) {
+    warnings->push_back(RegionPrefix(index) + "implausible head " + std::to_string(head) +
+                        " clamped to " + std::to_string(kMaxPlausibleHead));
+    head = kMaxPlausibleHead;
+  }
+  CopyIdentity(desc_view, d, layout, comm);
+  comm->head = head;
+  uint64_t bad_enums = 0;
+  ReadRecords(image, layout, index, head, comm, &bad_enums);
+  if (bad_enums > 0) {
+    warnings->push_back(RegionPrefix(index) + std::to_string(bad_enums) +
+                        " out-of-range enum values in valid records, shown as Unknown");
+  }
+  if (comm->torn > 0) {
+    warnings->push_back(RegionPrefix(index) + std::to_string(comm->torn) +
+                        " torn or in-flight records skipped");
+  }
+  return RegionOutcome::kRead;
+}
+
+}  // namespace reader_internal
+}  // namespace flightrec

@@ -1,0 +1,177 @@
+#include "analyzer/reader/snapshot_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "analyzer/reader/bounded_view.h"
+#include "analyzer/reader/image_header.h"
+#include "analyzer/reader/region_reader.h"
+#include "analyzer/reader/zstd_image.h"
+
+namespace flightrec {
+namespace {
+
+using reader_internal::ImageLayout;
+using reader_internal::RegionOutcome;
+
+ReadResult Fail(const std::string& name, const std::string& problem) {
+  ReadResult r;
+  r.ok = false;
+  r.error = name + ": " + problem;
+  return r;
+}
+
+std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+// Reads the whole file with pread, retrying EINTR. A file that shrinks while
+// we read yields the bytes that were there (the parser then reports it as
+// truncated); one that grows is read up to its size at fstat time.
+bool ReadWholeFile(int fd, uint64_t size, std::vector<uint8_t>* out, std::string* error) {
+  out->resize(static_cast<size_t>(size));
+  uint64_t done = 0;
+  while (done < size) {
+    ssize_t n =
+        pread(fd, out->data() + done, static_cast<size_t>(size - done), static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *error = Errno("read failed");
+      return false;
+    }
+    if (n == 0) break;
+    done += static_cast<uint64_t>(n);
+  }
+  out->resize(static_cast<size_t>(done));
+  return true;
+}
+
+// Parses an uncompressed image already in memory.
+ReadResult ParseImage(BoundedView image, const std::string& name, const ReadLimits& limits,
+                      ProcessSnapshot snapshot) {
+  ImageLayout layout;
+  std::string error;
+  if (!reader_internal::ParseHeader(image, limits.max_image_size, &snapshot, &layout, &error)) {
+    return Fail(name, error);
+  }
+  for (uint32_t i = 0; i < layout.max_regions; ++i) {
+    CommSnapshot comm;
+    if (reader_internal::ReadRegion(image, layout, i, &comm, &snapshot.warnings) ==
+        RegionOutcome::kRead) {
+      snapshot.comms.push_back(std::move(comm));
+    }
+  }
+  ReadResult r;
+  r.ok = true;
+  r.snapshot = std::move(snapshot);
+  return r;
+}
+
+}  // namespace
+
+ReadResult ReadSnapshotBytes(const uint8_t* data, size_t size, const std::string& name,
+                             const ReadLimits& limits) {
+  BoundedView bytes{data, data == nullptr ? 0 : size};
+  ProcessSnapshot snapshot;
+  snapshot.path = name;
+  if (!reader_internal::IsZstdFrame(bytes)) {
+    if (bytes.size > limits.max_image_size) {
+      return Fail(name, std::to_string(bytes.size) + " bytes exceeds the limit of " +
+                            std::to_string(limits.max_image_size));
+    }
+    return ParseImage(bytes, name, limits, std::move(snapshot));
+  }
+  std::vector<uint8_t> image;
+  std::string error;
+  if (!reader_internal::DecompressImage(bytes, limits.max_image_size, &image, &error,
+                                        &snapshot.warnings)) {
+    return Fail(name, error);
+  }
+  snapshot.compressed = true;
+  snapshot.compressed_size = bytes.size;
+  return ParseImage(BoundedView{image.data(), image.size()}, name, limits, std::move(snapshot));
+}
+
+ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Fail(path, Errno("cannot open"));
+  struct stat st;
+  std::string error;
+  std::vector<uint8_t> bytes;
+  bool read_ok = false;
+  if (fstat(fd, &st) != 0) {
+    error = Errno("cannot stat");
+  } else if (!S_ISREG(st.st_mode)) {
+    error = "not a regular file";
+  } else if (static_cast<uint64_t>(st.st_size) > limits.max_image_size) {
+    error = "file is " + std::to_string(st.st_size) + " bytes, more than the limit of " +
+            std::to_string(limits.max_image_size);
+  } else {
+    read_ok = ReadWholeFile(fd, static_cast<uint64_t>(st.st_size), &bytes, &error);
+  }
+  close(fd);
+  if (!read_ok) return Fail(path, error);
+  return ReadSnapshotBytes(bytes.data(), bytes.size(), path, limits);
+}
+
+const char* DescribeFileKind(const ProcessSnapshot& snapshot) {
+  return snapshot.is_dump ? "dump" : "ring";
+}
+
+const char* ProcessStateName(uint32_t state) {
+  switch (state) {
+    case format::kProcessRunning:
+      return "running";
+    case format::kProcessExited:
+      return "exited";
+    case format::kProcessDisabled:
+      return "disabled";
+    default:
+      return "unknown";
+  }
+}
+
+const char* DumpReasonName(uint32_t reason) {
+  switch (reason) {
+    case format::kDumpNone:
+      return "none";
+    case format::kDumpTimeout:
+      return "timeout";
+    case format::kDumpTrigger:
+      return "trigger";
+    case format::kDumpExit:
+      return "exit";
+    case format::kDumpRequest:
+      return "request";
+    default:
+      return "unknown";
+  }
+}
+
+const char* ClockSourceName(uint32_t clock) {
+  switch (clock) {
+    case format::kClockMonotonic:
+      return "monotonic";
+    case format::kClockTsc:
+      return "tsc";
+    default:
+      return "unknown";
+  }
+}
+
+const char* RegionStateName(uint32_t state) {
+  switch (state) {
+    case format::kRegionFree:
+      return "free";
+    case format::kRegionActive:
+      return "active";
+    case format::kRegionFinalized:
+      return "finalized";
+    default:
+      return "unknown";
+  }
+}
+
+}  // namespace flightrec

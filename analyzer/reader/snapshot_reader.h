@@ -1,0 +1,68 @@
+// Reads one ring file or zstd dump into a ProcessSnapshot, trusting nothing.
+//
+// Guarantees (docs/design/reader.md): never crashes, hangs or allocates from
+// an unchecked count on any input; every failure is a message naming the
+// file and the problem; a torn or stale record is counted, never returned.
+// Region-level damage (one bad RegionDesc) is a warning and the other
+// regions are still returned; header-level damage rejects the file.
+#ifndef FLIGHTREC_ANALYZER_READER_SNAPSHOT_READER_H_
+#define FLIGHTREC_ANALYZER_READER_SNAPSHOT_READER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "analyzer/reader/snapshot.h"
+#include "flightrec/record_format.h"
+
+namespace flightrec {
+
+struct ReadResult {
+  bool ok = false;
+  ProcessSnapshot snapshot;  // meaningful only when ok
+  std::string error;         // "<name>: <problem>" when !ok
+};
+
+struct ReadLimits {
+  // Largest image accepted: the file itself, a zstd frame's declared
+  // content size, and the bytes actually decompressed. Fuzzers lower it.
+  uint64_t max_image_size = format::kMaxFileSize;
+};
+
+// Reads `path` with pread into memory (never mmap: a file truncated under a
+// mapping would SIGBUS us). Files larger than the limit are rejected before
+// any allocation.
+ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits = {});
+
+// Parses bytes already in memory. `name` is used in messages and stored as
+// snapshot.path. zstd frames are decompressed first.
+ReadResult ReadSnapshotBytes(const uint8_t* data, size_t size, const std::string& name,
+                             const ReadLimits& limits = {});
+
+// "ring" or "dump" (the JSON `kind` of `flightrec show`).
+const char* DescribeFileKind(const ProcessSnapshot& snapshot);
+
+// Names of header enums, "unknown" for values outside the format.
+const char* ProcessStateName(uint32_t state);  // "running" | "exited" | "disabled"
+const char* DumpReasonName(uint32_t reason);   // "none" | "timeout" | ...
+const char* ClockSourceName(uint32_t clock);   // "monotonic" | "tsc"
+const char* RegionStateName(uint32_t state);   // "free" | "active" | "finalized"
+
+// True when both snapshots come from the same process instance (host, pid
+// and creation instant agree): a ring and its dumps.
+bool SameProcess(const ProcessSnapshot& a, const ProcessSnapshot& b);
+
+// Strict weak order "a holds older data than b" for snapshots of the same
+// process: dumps by (dump_sequence, dump_wall_ns); a ring is newer than every
+// dump (it is where dumps are copied from) and rings compare by heartbeat;
+// the path breaks ties so that the order is deterministic.
+bool OlderThan(const ProcessSnapshot& a, const ProcessSnapshot& b);
+
+// Sorts oldest first with OlderThan.
+void SortByRecency(std::vector<ProcessSnapshot>* snapshots);
+
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_ANALYZER_READER_SNAPSHOT_READER_H_

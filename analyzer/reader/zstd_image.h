@@ -1,0 +1,34 @@
+// Decompression of a dump's zstd frame into an image, with hard caps.
+//
+// Internal to the reader. A dump is one zstd frame; its declared content size
+// (when present) is untrusted, so it only ever lowers the output cap and the
+// output buffer grows geometrically as bytes actually arrive: a 20-byte frame
+// that claims 16 GiB costs nothing. Once the first bytes of the image are out,
+// its magic and file_size are checked so that a bomb of zeros (no declared
+// size) stops after a few hundred KiB instead of at the global limit.
+#ifndef FLIGHTREC_ANALYZER_READER_ZSTD_IMAGE_H_
+#define FLIGHTREC_ANALYZER_READER_ZSTD_IMAGE_H_
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "analyzer/reader/bounded_view.h"
+
+namespace flightrec {
+namespace reader_internal {
+
+// True when the view starts with the zstd frame magic.
+bool IsZstdFrame(BoundedView bytes);
+
+// Decompresses the frame at the start of `frame` into *image (at most
+// `max_size` bytes). On failure returns false with *error set (no file name
+// prefix). Non-fatal oddities (trailing bytes) are appended to *warnings.
+bool DecompressImage(BoundedView frame, uint64_t max_size, std::vector<uint8_t>* image,
+                     std::string* error, std::vector<std::string>* warnings);
+
+}  // namespace reader_internal
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_ANALYZER_READER_ZSTD_IMAGE_H_
