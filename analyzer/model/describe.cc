@@ -20,10 +20,26 @@ std::string ProcessLabel(const ProcessSnapshot& p) {
   return (p.host.empty() ? std::string("?") : p.host) + " pid " + std::to_string(p.pid);
 }
 
+// The rank in the process's widest communicator ("world rank 5"): the
+// number an on-call engineer finds in the job's logs and scheduler.
+static std::string WidestRank(const ProcessSnapshot& p) {
+  const CommSnapshot* widest = nullptr;
+  for (const CommSnapshot& c : p.comms) {
+    if (widest == nullptr || c.nranks > widest->nranks) widest = &c;
+  }
+  if (widest == nullptr || widest->nranks <= 0) return "";
+  std::string name = widest->name.empty() ? HexId(widest->comm_id) : widest->name;
+  return name + " rank " + std::to_string(widest->rank);
+}
+
 std::string RankLabel(const JobIndex& index, int32_t rank, int32_t process) {
   std::string s = "rank " + std::to_string(rank);
   if (process < 0) return s + " (no file)";
-  return s + " (" + ProcessLabel(index.processes()[process]) + ")";
+  const ProcessSnapshot& p = index.processes()[process];
+  const std::string widest = WidestRank(p);
+  s += " (" + ProcessLabel(p);
+  if (!widest.empty()) s += ", " + widest;
+  return s + ")";
 }
 
 std::string CommLabel(const CommGroup& group) {
