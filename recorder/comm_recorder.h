@@ -27,12 +27,12 @@ struct OpDesc {
   uint8_t proto = format::kProtoUnknown;
   uint8_t n_channels = 0;
   uint8_t n_warps = 0;
-  uint8_t flags = 0;            // format::RecordFlag (kFlagP2p for send/recv)
-  int32_t root_or_peer = 0;     // root for colls, peer for p2p
+  uint8_t flags = 0;         // format::RecordFlag (kFlagP2p for send/recv)
+  int32_t root_or_peer = 0;  // root for colls, peer for p2p
   uint64_t count = 0;
   uint64_t nccl_seq = UINT64_MAX;  // NCCL seqNumber; UINT64_MAX for p2p
   uint64_t user_tag = 0;
-  uint64_t t_api_ns = 0;        // 0 when no API event was matched
+  uint64_t t_api_ns = 0;  // 0 when no API event was matched
   uint64_t stream = 0;
 };
 
@@ -90,8 +90,44 @@ class CommRecorder {
  private:
   friend class ProcessRecorder;
   CommRecorder() = default;
+
+  // One parked CollApi/P2pApi call. Fields are accessed with relaxed atomics
+  // under the `token` seqlock (NoteApiCall writes, LookupApiCall reads).
+  struct ApiSlot {
+    uint64_t token;
+    uint64_t t_api_ns;
+    uint64_t user_tag;
+    uint64_t stream;
+    uint64_t graph_captured;
+  };
+  static constexpr uint32_t kApiSlots = 256;  // power of two
+
+  // The record of slot sequence `seq` while it still belongs to `seq`;
+  // otherwise counts kDropStaleHandle and returns nullptr.
+  format::Record* LiveSlot(uint64_t seq);
+  uint64_t NextOpIndex(const OpDesc& op);
+  void WriteRecord(format::Record* slot, const OpDesc& op, uint64_t seq, uint64_t op_index,
+                   uint64_t now);
+  void NoteGpuOffset(uint64_t gpu_timer_ns, uint64_t now);
+  void MarkCompletionTracked();
+
+  format::FileHeader* header_ = nullptr;
+  format::RegionDesc* desc_ = nullptr;
+  format::Record* records_ = nullptr;  // region_capacity records
+  uint64_t mask_ = 0;                  // region_capacity - 1
+  uint64_t* p2p_counters_ = nullptr;   // [peer * 2 + direction], calloc'd
+  uint32_t p2p_peers_ = 0;
+  uint32_t region_index_ = 0;
+  uint32_t generation_low8_ = 0;
+  int32_t rank_ = -1;       // relaxed atomic (BindCommIdentity may set it)
+  uint32_t finalized_ = 0;  // relaxed atomic; set by CloseComm
+  uint32_t identity_bound_ = 0;
+  uint64_t api_next_ = 0;  // relaxed atomic ticket counter
+  ApiSlot api_[kApiSlots] = {};
 };
 
 }  // namespace flightrec
+
+#include "recorder/comm_recorder_inl.h"  // IWYU pragma: export
 
 #endif  // FLIGHTREC_RECORDER_COMM_RECORDER_H_

@@ -24,8 +24,8 @@ namespace flightrec {
 
 // Same shape as NCCL's ncclDebugLogger_t; level values follow NCCL's
 // ncclDebugLogLevel (0 none, 1 version, 2 warn, 3 info, 4 abort, 5 trace).
-using LogFn = void (*)(int level, unsigned long flags, const char* file,
-                       int line, const char* fmt, ...);
+using LogFn = void (*)(int level, unsigned long flags, const char* file, int line, const char* fmt,
+                       ...);
 
 constexpr int kLogWarn = 2;
 constexpr int kLogInfo = 3;
@@ -35,13 +35,17 @@ constexpr unsigned long kLogFlags = ~0UL;
 // Identity of one communicator, as NCCL's init (v4+) or, for v1-v3, the
 // first Coll/P2p descriptor gives it.
 struct CommIdentity {
-  uint64_t comm_id = 0;          // commHash
-  const char* name = nullptr;    // copied; may be nullptr
+  uint64_t comm_id = 0;        // commHash
+  const char* name = nullptr;  // copied; may be nullptr
   int32_t rank = -1;
-  int32_t nranks = 0;            // 0 = unknown (v1-v3)
+  int32_t nranks = 0;  // 0 = unknown (v1-v3)
   int32_t nnodes = 0;
-  bool from_init = false;        // false: v1-v3, identity bound lazily
-  int api_version = 0;           // 1..7, the ncclProfiler_vN NCCL chose
+  bool from_init = false;  // false: v1-v3, identity bound lazily
+  int api_version = 0;     // 1..7, the ncclProfiler_vN NCCL chose
+  // The plugin asked NCCL for KernelCh/ProxyOp events, so every op reports
+  // its completion and the watchdog may judge it stuck. (The recorder also
+  // sets this on the region at the first KernelCh/ProxyOp event.)
+  bool completion_tracked = false;
 };
 
 class CommRecorder;  // defined in comm_recorder.h
@@ -55,8 +59,7 @@ CommRecorder* OpenComm(const CommIdentity& id, LogFn log);
 // v1-v3: NCCL's init carries no identity; the plugin binds it at the first
 // Coll/P2p event that names commHash/rank. Slow path, idempotent (only the
 // first call takes effect).
-void BindCommIdentity(CommRecorder* comm, uint64_t comm_id, const char* name,
-                      int32_t rank);
+void BindCommIdentity(CommRecorder* comm, uint64_t comm_id, const char* name, int32_t rank);
 
 // Marks the region finalized (its data stays). The last CloseComm stops and
 // joins the watchdog, optionally seals an exit dump, and unmaps the ring, so

@@ -52,7 +52,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
     return 2;
   }
   if (inputs.processes.empty()) {
-    std::fprintf(stderr, "flightrec analyze: no readable flight-recorder file in the %zu path(s) given\n",
+    std::fprintf(stderr,
+                 "flightrec analyze: no readable flight-recorder file in the %zu path(s) given\n",
                  args.paths.size());
   }
   return analysis::ExitCodeFor(result);
@@ -64,8 +65,7 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<AnalyzeArgs>();
   CLI::App* cmd = app.add_subcommand(
       "analyze", "Name the rank a hung or slow job waits on, from every rank's dump or ring");
-  cmd->add_option("paths", args->paths, "Files or directories (searched recursively)")
-      ->required();
+  cmd->add_option("paths", args->paths, "Files or directories (searched recursively)")->required();
   cmd->add_option("--format", args->format, "Report format")
       ->check(CLI::IsMember({"text", "json", "markdown", "html"}));
   cmd->add_option("-o,--output", args->output, "Write the report to FILE instead of stdout");

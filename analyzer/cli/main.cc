@@ -8,7 +8,9 @@
 #include "flightrec/version.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"flightrec: read NCCL flight-recorder rings and dumps, and name the rank a hung job waits on"};
+  CLI::App app{
+      "flightrec: read NCCL flight-recorder rings and dumps, and name the rank a hung job waits "
+      "on"};
   app.set_version_flag("--version", flightrec::kVersion);
   app.require_subcommand(1);
   int exit_code = 0;

@@ -50,10 +50,9 @@ int RunTimeline(const TimelineArgs& args) {
 
 void AddTimelineCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<TimelineArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "timeline", "Write every rank's ops as a Chrome/Perfetto trace (JSON)");
-  cmd->add_option("paths", args->paths, "Files or directories (searched recursively)")
-      ->required();
+  CLI::App* cmd =
+      app.add_subcommand("timeline", "Write every rank's ops as a Chrome/Perfetto trace (JSON)");
+  cmd->add_option("paths", args->paths, "Files or directories (searched recursively)")->required();
   cmd->add_option("-o,--output", args->output, "Trace file to write (default: stdout)");
   cmd->add_option("-j,--jobs", args->jobs, "Reader threads (default: one per core)");
   cmd->callback([args, exit_code]() { *exit_code = RunTimeline(*args); });

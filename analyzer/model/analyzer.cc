@@ -51,7 +51,8 @@ void AddOtherCulprits(const std::vector<Finding>& findings, std::vector<Culprit>
   for (const Finding& f : findings) {
     if (f.kind == FindingKind::kMismatch && !f.contested) {
       for (const RankNote& n : f.ranks) {
-        if (n.process >= 0 && named.insert(n.process).second) culprits->push_back({n.process, -1, -1});
+        if (n.process >= 0 && named.insert(n.process).second)
+          culprits->push_back({n.process, -1, -1});
       }
     } else if (f.kind == FindingKind::kStraggler) {
       const int32_t p = f.ranks.front().process;

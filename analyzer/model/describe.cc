@@ -102,34 +102,50 @@ OpRef OpOf(const OpRecord& r) {
 
 const char* FindingKindName(FindingKind kind) {
   switch (kind) {
-    case FindingKind::kMismatch: return "mismatch";
-    case FindingKind::kDeadlock: return "deadlock";
-    case FindingKind::kDeadRank: return "dead_rank";
-    case FindingKind::kMissingRank: return "missing_rank";
-    case FindingKind::kLaggingRank: return "lagging_rank";
-    case FindingKind::kAllStuck: return "all_stuck";
-    case FindingKind::kStraggler: return "straggler";
+    case FindingKind::kMismatch:
+      return "mismatch";
+    case FindingKind::kDeadlock:
+      return "deadlock";
+    case FindingKind::kDeadRank:
+      return "dead_rank";
+    case FindingKind::kMissingRank:
+      return "missing_rank";
+    case FindingKind::kLaggingRank:
+      return "lagging_rank";
+    case FindingKind::kAllStuck:
+      return "all_stuck";
+    case FindingKind::kStraggler:
+      return "straggler";
   }
   return "unknown";
 }
 
 const char* VerdictName(Verdict verdict) {
   switch (verdict) {
-    case Verdict::kHealthy: return "healthy";
-    case Verdict::kSlow: return "slow";
-    case Verdict::kHang: return "hang";
-    case Verdict::kDesync: return "desync";
-    case Verdict::kIncomplete: return "incomplete";
+    case Verdict::kHealthy:
+      return "healthy";
+    case Verdict::kSlow:
+      return "slow";
+    case Verdict::kHang:
+      return "hang";
+    case Verdict::kDesync:
+      return "desync";
+    case Verdict::kIncomplete:
+      return "incomplete";
   }
   return "unknown";
 }
 
 const char* WhereaboutsName(Whereabouts where) {
   switch (where) {
-    case Whereabouts::kOutsideNccl: return "outside_nccl";
-    case Whereabouts::kInsideNccl: return "inside_nccl";
-    case Whereabouts::kDead: return "dead";
-    case Whereabouts::kMissing: return "missing";
+    case Whereabouts::kOutsideNccl:
+      return "outside_nccl";
+    case Whereabouts::kInsideNccl:
+      return "inside_nccl";
+    case Whereabouts::kDead:
+      return "dead";
+    case Whereabouts::kMissing:
+      return "missing";
   }
   return "unknown";
 }

@@ -13,15 +13,15 @@
 namespace flightrec {
 namespace analysis {
 
-std::string HexId(uint64_t id);                        // "0x00000000deadbeef"
-std::string ProcessLabel(const ProcessSnapshot& p);    // "host-a pid 4242"
+std::string HexId(uint64_t id);                      // "0x00000000deadbeef"
+std::string ProcessLabel(const ProcessSnapshot& p);  // "host-a pid 4242"
 // "rank 5 (host-a pid 4242)", or "rank 5 (no file)" when process < 0.
 std::string RankLabel(const JobIndex& index, int32_t rank, int32_t process);
-std::string CommLabel(const CommGroup& group);         // "comm `tp1`" or "comm 0x…"
-std::string OpLabel(const OpRef& op);                  // "AllReduce #812", "Send #3 to 2"
-std::string ClockTime(uint64_t wall_ns);               // "12:03:41" (UTC), "?" when 0
-std::string IsoTime(uint64_t wall_ns);                 // "2025-08-25T12:03:41.123Z"
-std::string Seconds(double ns);                        // "1.25 s", "340 ms", "12 us"
+std::string CommLabel(const CommGroup& group);  // "comm `tp1`" or "comm 0x…"
+std::string OpLabel(const OpRef& op);           // "AllReduce #812", "Send #3 to 2"
+std::string ClockTime(uint64_t wall_ns);        // "12:03:41" (UTC), "?" when 0
+std::string IsoTime(uint64_t wall_ns);          // "2025-08-25T12:03:41.123Z"
+std::string Seconds(double ns);                 // "1.25 s", "340 ms", "12 us"
 OpRef OpOf(const OpRecord& r);
 
 }  // namespace analysis

@@ -24,9 +24,9 @@ void DetectHang(const JobIndex& index, const JobProgress& progress, const WaitGr
 void DetectMismatch(const JobIndex& index, std::vector<Finding>* out);
 
 struct StragglerOptions {
-  uint64_t min_late_ns = 1000000;   // typical lateness that counts (1 ms)
-  double min_late_fraction = 0.5;   // of the compared ops
-  uint64_t window = 512;            // newest ops compared per comm
+  uint64_t min_late_ns = 1000000;  // typical lateness that counts (1 ms)
+  double min_late_fraction = 0.5;  // of the compared ops
+  uint64_t window = 512;           // newest ops compared per comm
 };
 void DetectStragglers(const JobIndex& index, const StragglerOptions& options,
                       std::vector<Finding>* out);

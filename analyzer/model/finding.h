@@ -31,10 +31,10 @@ const char* VerdictName(Verdict verdict);
 
 // Where a lagging member is (docs/analyzer.md "lagging_rank").
 enum class Whereabouts : uint8_t {
-  kOutsideNccl,   // its ops are all done, nothing in flight
-  kInsideNccl,    // blocked at an earlier op (possibly in another comm)
-  kDead,          // heartbeat went quiet (see dead_rank)
-  kMissing,       // no file
+  kOutsideNccl,  // its ops are all done, nothing in flight
+  kInsideNccl,   // blocked at an earlier op (possibly in another comm)
+  kDead,         // heartbeat went quiet (see dead_rank)
+  kMissing,      // no file
 };
 const char* WhereaboutsName(Whereabouts where);
 
@@ -46,19 +46,19 @@ struct OpRef {
   uint64_t seq = UINT64_MAX;  // NCCL seqNumber, UINT64_MAX for p2p/unknown
   uint64_t index = 0;
   bool p2p = false;
-  int32_t peer = -1;          // p2p only
+  int32_t peer = -1;  // p2p only
 };
 
 // One rank named by a finding, with what we know about it.
 struct RankNote {
-  int32_t rank = -1;       // comm rank
-  int32_t process = -1;    // index into the snapshots, -1 when no file
+  int32_t rank = -1;     // comm rank
+  int32_t process = -1;  // index into the snapshots, -1 when no file
   Whereabouts where = Whereabouts::kOutsideNccl;
-  int64_t behind = 0;      // collectives behind the op (lagging_rank)
-  int32_t blocked_group = -1;   // kInsideNccl: the comm group it is in
-  OpRef blocked_op;             // kInsideNccl: the op it is in
-  double late_ns = 0;      // straggler: typical lateness
-  double caused_wait_ns = 0;  // straggler: time the others waited for it
+  int64_t behind = 0;          // collectives behind the op (lagging_rank)
+  int32_t blocked_group = -1;  // kInsideNccl: the comm group it is in
+  OpRef blocked_op;            // kInsideNccl: the op it is in
+  double late_ns = 0;          // straggler: typical lateness
+  double caused_wait_ns = 0;   // straggler: time the others waited for it
 };
 
 struct Finding {
@@ -68,12 +68,12 @@ struct Finding {
   // Processes named beyond `ranks` (deadlock cycles cross comms).
   std::vector<int32_t> extra_processes;
   OpRef op;
-  std::string summary;          // the evidence, one sentence
+  std::string summary;  // the evidence, one sentence
   double confidence = 1.0;
-  bool root_cause = false;      // names a culprit (vs. a consequence)
+  bool root_cause = false;          // names a culprit (vs. a consequence)
   std::vector<std::string> fields;  // mismatch: "func", "count", ...
-  bool contested = false;       // mismatch with no majority: nobody blamed
-  int32_t waiting = 0;          // members blocked in `op`
+  bool contested = false;           // mismatch with no majority: nobody blamed
+  int32_t waiting = 0;              // members blocked in `op`
   uint64_t waiting_since_wall_ns = 0;
 };
 

@@ -147,8 +147,7 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, std::vector<Finding>* 
   out->push_back(std::move(f));
 }
 
-void AddDeadlock(const Context& ctx, const std::vector<int32_t>& cycle,
-                 std::vector<Finding>* out) {
+void AddDeadlock(const Context& ctx, const std::vector<int32_t>& cycle, std::vector<Finding>* out) {
   Finding f;
   f.kind = FindingKind::kDeadlock;
   std::string chain;
@@ -182,7 +181,8 @@ void AddDeadlock(const Context& ctx, const std::vector<int32_t>& cycle,
   }
   f.summary = std::to_string(cycle.size()) +
               " processes wait on each other across communicators (each one's GPU is inside an "
-              "op the next has not reached): " + chain;
+              "op the next has not reached): " +
+              chain;
   f.confidence = 0.9 * DataQuality(ctx.index, f.group, false);
   out->push_back(std::move(f));
 }

@@ -51,9 +51,7 @@ void Walk(const std::string& dir, std::vector<std::string>* files,
 }
 
 using ProcessKey = std::tuple<std::string, int64_t, uint64_t>;  // host, pid, created
-ProcessKey KeyOf(const ProcessSnapshot& s) {
-  return ProcessKey(s.host, s.pid, s.created_wall_ns);
-}
+ProcessKey KeyOf(const ProcessSnapshot& s) { return ProcessKey(s.host, s.pid, s.created_wall_ns); }
 
 // "a is a better representative of its process than b": the newest sealed
 // dump, else the ring with the newest heartbeat; the path breaks ties.
@@ -111,8 +109,8 @@ Inputs SelectSnapshots(std::vector<ProcessSnapshot> snapshots,
   for (size_t i = 0; i < snapshots.size(); ++i) {
     const ProcessSnapshot& s = snapshots[i];
     if (s.job_id != in.job_id) {
-      rejected.push_back({s.path, "foreign job id '" + s.job_id + "' (the majority of processes are job '" +
-                                      in.job_id + "')"});
+      rejected.push_back({s.path, "foreign job id '" + s.job_id +
+                                      "' (the majority of processes are job '" + in.job_id + "')"});
       continue;
     }
     by_process[KeyOf(s)].push_back(i);

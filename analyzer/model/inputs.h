@@ -26,11 +26,11 @@ struct SupersededInput {
 };
 
 struct Inputs {
-  std::vector<ProcessSnapshot> processes;  // ordered by (host, pid, path)
-  std::vector<std::string> read;           // the files analyzed, same order
-  std::vector<SupersededInput> superseded; // older files of those processes
-  std::vector<RejectedInput> rejected;     // sorted by path
-  std::string job_id;                      // the majority job id
+  std::vector<ProcessSnapshot> processes;   // ordered by (host, pid, path)
+  std::vector<std::string> read;            // the files analyzed, same order
+  std::vector<SupersededInput> superseded;  // older files of those processes
+  std::vector<RejectedInput> rejected;      // sorted by path
+  std::string job_id;                       // the majority job id
 };
 
 using ReadFunction = std::function<ReadResult(const std::string& path)>;

@@ -14,8 +14,7 @@ bool JobIndex::P2pKey::operator<(const P2pKey& o) const {
   return std::tie(peer, send, index) < std::tie(o.peer, o.send, o.index);
 }
 
-JobIndex::JobIndex(const std::vector<ProcessSnapshot>& processes)
-    : processes_(processes) {
+JobIndex::JobIndex(const std::vector<ProcessSnapshot>& processes) : processes_(processes) {
   size_t flat = 0;
   comm_base_.reserve(processes_.size());
   for (const ProcessSnapshot& p : processes_) {
@@ -38,8 +37,8 @@ void JobIndex::BuildGroups() {
   entries.reserve(group_of_comm_.size());
   for (size_t p = 0; p < processes_.size(); ++p) {
     for (size_t c = 0; c < processes_[p].comms.size(); ++c) {
-      entries.push_back({processes_[p].comms[c].comm_id, static_cast<int32_t>(p),
-                         static_cast<int32_t>(c)});
+      entries.push_back(
+          {processes_[p].comms[c].comm_id, static_cast<int32_t>(p), static_cast<int32_t>(c)});
     }
   }
   // Stable: within one comm, members keep the (deterministic) file order.
@@ -57,7 +56,8 @@ void JobIndex::BuildGroups() {
       if (c.nranks > 0 && c.nranks != g.nranks) {
         if (g.nranks != 0) {
           std::snprintf(buf, sizeof(buf),
-                        "comm 0x%016" PRIx64 ": members disagree on nranks (%d vs %d); using the larger",
+                        "comm 0x%016" PRIx64
+                        ": members disagree on nranks (%d vs %d); using the larger",
                         g.comm_id, g.nranks, c.nranks);
           warnings_.push_back(buf);
         }
@@ -72,14 +72,16 @@ void JobIndex::BuildGroups() {
       const Entry& e = entries[i];
       const CommSnapshot& c = processes_[e.process].comms[e.comm];
       if (c.rank < 0 || c.rank >= g.nranks) {
-        std::snprintf(buf, sizeof(buf), "%s: comm 0x%016" PRIx64 " rank %d outside [0, %d); ignored",
+        std::snprintf(buf, sizeof(buf),
+                      "%s: comm 0x%016" PRIx64 " rank %d outside [0, %d); ignored",
                       processes_[e.process].path.c_str(), g.comm_id, c.rank, g.nranks);
         warnings_.push_back(buf);
         continue;
       }
       MemberRef& slot = g.members[static_cast<size_t>(c.rank)];
       if (slot.present()) {
-        std::snprintf(buf, sizeof(buf), "%s: comm 0x%016" PRIx64 " rank %d also claimed by %s; ignored",
+        std::snprintf(buf, sizeof(buf),
+                      "%s: comm 0x%016" PRIx64 " rank %d also claimed by %s; ignored",
                       processes_[e.process].path.c_str(), g.comm_id, c.rank,
                       processes_[slot.process].path.c_str());
         warnings_.push_back(buf);

@@ -40,9 +40,7 @@ class JobIndex {
   const std::vector<CommGroup>& groups() const { return groups_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
 
-  const CommSnapshot& Comm(const MemberRef& m) const {
-    return processes_[m.process].comms[m.comm];
-  }
+  const CommSnapshot& Comm(const MemberRef& m) const { return processes_[m.process].comms[m.comm]; }
   // Group of region `comm` of process `process`, -1 if it was not indexed.
   int32_t GroupOf(int32_t process, int32_t comm) const;
   // Comm rank of a process in a group, -1 when not a member.
@@ -77,9 +75,9 @@ class JobIndex {
 
   const std::vector<ProcessSnapshot>& processes_;
   std::vector<CommGroup> groups_;
-  std::vector<size_t> comm_base_;        // flat index of process p's comm 0
-  std::vector<int32_t> group_of_comm_;   // flat comm -> group
-  std::vector<MemberOps> ops_;           // flat comm -> ops
+  std::vector<size_t> comm_base_;       // flat index of process p's comm 0
+  std::vector<int32_t> group_of_comm_;  // flat comm -> group
+  std::vector<MemberOps> ops_;          // flat comm -> ops
   std::vector<std::string> warnings_;
 };
 

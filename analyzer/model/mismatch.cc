@@ -23,11 +23,16 @@ bool Rooted(uint8_t func) {
 
 uint64_t FieldOf(const OpRecord& r, int field) {
   switch (field) {
-    case kFunc: return r.func;
-    case kCount: return r.count;
-    case kDatatype: return r.datatype;
-    case kRoot: return Rooted(r.func) ? static_cast<uint64_t>(static_cast<uint32_t>(r.root_or_peer)) : 0;
-    default: return r.nccl_seq;
+    case kFunc:
+      return r.func;
+    case kCount:
+      return r.count;
+    case kDatatype:
+      return r.datatype;
+    case kRoot:
+      return Rooted(r.func) ? static_cast<uint64_t>(static_cast<uint32_t>(r.root_or_peer)) : 0;
+    default:
+      return r.nccl_seq;
   }
 }
 

@@ -19,8 +19,8 @@ uint64_t SnapshotTime(const ProcessSnapshot& p) {
   uint64_t newest = 0;
   for (const CommSnapshot& c : p.comms) {
     for (const OpRecord& r : c.records) {
-      newest = std::max({newest, r.t_enqueue_ns, r.t_enqueued_ns, r.gpu_end_ns,
-                         r.t_last_progress_ns});
+      newest =
+          std::max({newest, r.t_enqueue_ns, r.t_enqueued_ns, r.gpu_end_ns, r.t_last_progress_ns});
     }
   }
   return newest;
@@ -32,8 +32,7 @@ uint64_t StuckLimit(const ProcessSnapshot& p, const ProgressOptions& options) {
   return std::min(p.watchdog_timeout_ns / 2, kSecondNs);
 }
 
-void FindBlockedOp(const ProcessSnapshot& p, const ProgressOptions& options,
-                   ProcessProgress* out) {
+void FindBlockedOp(const ProcessSnapshot& p, const ProgressOptions& options, ProcessProgress* out) {
   uint64_t oldest = UINT64_MAX;
   for (size_t c = 0; c < p.comms.size(); ++c) {
     const CommSnapshot& comm = p.comms[c];

@@ -65,7 +65,10 @@ class GroupStragglers {
  public:
   GroupStragglers(const JobIndex& index, int32_t group, const StragglerOptions& options,
                   const Gaps& gaps)
-      : index_(index), group_(group), options_(options), gaps_(gaps),
+      : index_(index),
+        group_(group),
+        options_(options),
+        gaps_(gaps),
         n_(index.groups()[group].members.size()) {}
 
   void Run(std::vector<Finding>* out) {
@@ -180,7 +183,8 @@ class GroupStragglers {
     Finding f;
     for (size_t r = 0; r < n_; ++r) {
       const double mean = late_sum_[r] / static_cast<double>(ops_);
-      if (static_cast<double>(late_ops_[r]) < options_.min_late_fraction * static_cast<double>(ops_) ||
+      if (static_cast<double>(late_ops_[r]) <
+              options_.min_late_fraction * static_cast<double>(ops_) ||
           mean < static_cast<double>(options_.min_late_ns)) {
         continue;
       }
@@ -199,9 +203,10 @@ class GroupStragglers {
     f.kind = FindingKind::kStraggler;
     f.group = group_;
     f.summary = RankLabel(index_, top.rank, top.process) + " arrives late at collectives on " +
-                CommLabel(g) + ": " + Seconds(top.late_ns) + " after the median on average, late in " +
-                std::to_string(late_ops_[top.rank]) + " of " + std::to_string(ops_) +
-                " ops; the others waited about " + Seconds(top.caused_wait_ns) + " in total";
+                CommLabel(g) + ": " + Seconds(top.late_ns) +
+                " after the median on average, late in " + std::to_string(late_ops_[top.rank]) +
+                " of " + std::to_string(ops_) + " ops; the others waited about " +
+                Seconds(top.caused_wait_ns) + " in total";
     if (f.ranks.size() > 1) {
       f.summary += "; " + std::to_string(f.ranks.size() - 1) + " more straggler(s)";
     }

@@ -24,14 +24,14 @@ namespace analysis {
 
 struct BlockedOp {
   int32_t group = -1;
-  OpRef op;                       // as the first blocked process saw it
-  int32_t sender = -1;            // p2p: comm ranks of the pair
+  OpRef op;             // as the first blocked process saw it
+  int32_t sender = -1;  // p2p: comm ranks of the pair
   int32_t receiver = -1;
-  std::vector<int32_t> waiting;   // comm ranks blocked in this op
-  std::vector<RankNote> laggards; // members not in it yet
-  bool stuck = false;             // some waiting process is stuck
-  uint64_t since_wall_ns = 0;     // earliest enqueue among the waiting
-  bool in_cycle = false;          // part of a deadlock
+  std::vector<int32_t> waiting;    // comm ranks blocked in this op
+  std::vector<RankNote> laggards;  // members not in it yet
+  bool stuck = false;              // some waiting process is stuck
+  uint64_t since_wall_ns = 0;      // earliest enqueue among the waiting
+  bool in_cycle = false;           // part of a deadlock
 };
 
 struct WaitGraph {

@@ -26,12 +26,23 @@ std::string Esc(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -72,15 +83,17 @@ std::vector<Bar> CollectBars(const ReportInput& in, const analysis::JobProgress&
         const OpRecord& r = c.records[i];
         if (r.t_enqueue_ns == 0) continue;
         const uint64_t end = r.state >= format::kOpDone && r.gpu_end_ns != 0 ? r.gpu_end_ns
-                             : r.state >= format::kOpDone ? std::max(r.t_enqueued_ns, r.t_enqueue_ns)
-                                                          : std::max(now, r.t_enqueue_ns);
+                             : r.state >= format::kOpDone
+                                 ? std::max(r.t_enqueued_ns, r.t_enqueue_ns)
+                                 : std::max(now, r.t_enqueue_ns);
         mine.push_back({row, r.t_enqueue_ns, end, r.state,
                         (c.name.empty() ? analysis::HexId(c.comm_id) : c.name) + " " +
                             analysis::OpLabel(analysis::OpOf(r)) + " (" +
                             format::OpStateName(r.state) + ")"});
       }
     }
-    std::sort(mine.begin(), mine.end(), [](const Bar& a, const Bar& b) { return a.start < b.start; });
+    std::sort(mine.begin(), mine.end(),
+              [](const Bar& a, const Bar& b) { return a.start < b.start; });
     if (mine.size() > kOpsPerRow) mine.erase(mine.begin(), mine.end() - kOpsPerRow);
     bars.insert(bars.end(), mine.begin(), mine.end());
   }
@@ -118,7 +131,9 @@ std::string Timeline(const ReportInput& in, const analysis::JobProgress& progres
   for (const Bar& b : bars) {
     const double x = kLabelWidth + kPlotWidth * static_cast<double>(b.start - lo) / span;
     const double w = std::max(1.0, kPlotWidth * static_cast<double>(b.end - b.start) / span);
-    const char* cls = b.state >= format::kOpDone ? "done" : b.state == format::kOpRunning ? "run" : "enq";
+    const char* cls = b.state >= format::kOpDone      ? "done"
+                      : b.state == format::kOpRunning ? "run"
+                                                      : "enq";
     std::snprintf(buf, sizeof(buf),
                   "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" class=\"%s\">", x,
                   kRowHeight * static_cast<double>(b.row) + 3, w, kRowHeight - 6, cls);

@@ -50,8 +50,8 @@ json DetailJson(const JobIndex& index, const RankNote& n) {
   if (n.behind != 0) d["behind"] = n.behind;
   if (n.blocked_group >= 0) {
     const analysis::CommGroup& g = index.groups()[n.blocked_group];
-    d["blocked_at"] = {{"comm", analysis::HexId(g.comm_id)}, {"name", g.name},
-                       {"op", OpJson(n.blocked_op)}};
+    d["blocked_at"] = {
+        {"comm", analysis::HexId(g.comm_id)}, {"name", g.name}, {"op", OpJson(n.blocked_op)}};
   }
   if (n.late_ns > 0) d["late_ns"] = n.late_ns;
   if (n.caused_wait_ns > 0) d["caused_wait_ns"] = n.caused_wait_ns;

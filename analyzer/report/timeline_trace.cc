@@ -58,9 +58,10 @@ class TraceWriter {
     for (size_t g = 0; g < index_.groups().size(); ++g) Flows(static_cast<int32_t>(g));
     json out = {{"traceEvents", std::move(events_)},
                 {"displayTimeUnit", "ms"},
-                {"otherData", {{"generator", "flightrec timeline"},
-                               {"base_wall_ns", base_},
-                               {"base_wall", analysis::IsoTime(base_)}}}};
+                {"otherData",
+                 {{"generator", "flightrec timeline"},
+                  {"base_wall_ns", base_},
+                  {"base_wall", analysis::IsoTime(base_)}}}};
     return out.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   }
 
@@ -75,19 +76,28 @@ class TraceWriter {
   void Process(int32_t p) {
     const ProcessSnapshot& snap = index_.processes()[p];
     const int64_t pid = pids_[p];
-    events_.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid},
-                       {"args", {{"name", "rank " + std::to_string(pid) + " (" +
-                                              analysis::ProcessLabel(snap) + ")"}}}});
-    events_.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid},
+    events_.push_back(
+        {{"ph", "M"},
+         {"name", "process_name"},
+         {"pid", pid},
+         {"args",
+          {{"name", "rank " + std::to_string(pid) + " (" + analysis::ProcessLabel(snap) + ")"}}}});
+    events_.push_back({{"ph", "M"},
+                       {"name", "process_sort_index"},
+                       {"pid", pid},
                        {"args", {{"sort_index", pid}}}});
     const uint64_t now = progress_.processes[p].snapshot_wall_ns;
     for (size_t c = 0; c < snap.comms.size(); ++c) {
       const CommSnapshot& comm = snap.comms[c];
       const int64_t tid = Tid(p, static_cast<int32_t>(c));
-      events_.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid},
-                         {"args", {{"name", (comm.name.empty() ? analysis::HexId(comm.comm_id)
-                                                               : comm.name) +
-                                                " rank " + std::to_string(comm.rank)}}}});
+      events_.push_back(
+          {{"ph", "M"},
+           {"name", "thread_name"},
+           {"pid", pid},
+           {"tid", tid},
+           {"args",
+            {{"name", (comm.name.empty() ? analysis::HexId(comm.comm_id) : comm.name) + " rank " +
+                          std::to_string(comm.rank)}}}});
       for (const OpRecord& r : comm.records) Slice(pid, tid, comm, r, now);
     }
     Stuck(p, pid);
@@ -98,20 +108,32 @@ class TraceWriter {
     const bool done = r.state >= format::kOpDone;
     uint64_t end = done ? std::max(r.gpu_end_ns, r.t_enqueued_ns) : now;
     end = std::max(end, r.t_enqueue_ns);
-    json args = {{"comm", analysis::HexId(comm.comm_id)}, {"op_index", r.op_index},
-                 {"count", r.count}, {"datatype", format::DataTypeName(r.datatype)},
-                 {"state", format::OpStateName(r.state)}, {"slot_seq", r.slot_seq}};
+    json args = {{"comm", analysis::HexId(comm.comm_id)},
+                 {"op_index", r.op_index},
+                 {"count", r.count},
+                 {"datatype", format::DataTypeName(r.datatype)},
+                 {"state", format::OpStateName(r.state)},
+                 {"slot_seq", r.slot_seq}};
     if (r.nccl_seq != UINT64_MAX) args["seq"] = r.nccl_seq;
     if (r.is_p2p()) args["peer"] = r.root_or_peer;
     if (r.user_tag != 0) args["user_tag"] = r.user_tag;
     if (!done) args["unfinished"] = true;
-    events_.push_back({{"ph", "X"}, {"name", analysis::OpLabel(analysis::OpOf(r))},
-                       {"cat", r.is_p2p() ? "p2p" : "coll"}, {"pid", pid}, {"tid", tid},
-                       {"ts", Us(r.t_enqueue_ns)}, {"dur", Us(end) - Us(r.t_enqueue_ns)},
+    events_.push_back({{"ph", "X"},
+                       {"name", analysis::OpLabel(analysis::OpOf(r))},
+                       {"cat", r.is_p2p() ? "p2p" : "coll"},
+                       {"pid", pid},
+                       {"tid", tid},
+                       {"ts", Us(r.t_enqueue_ns)},
+                       {"dur", Us(end) - Us(r.t_enqueue_ns)},
                        {"args", std::move(args)}});
     if (!done) {
-      events_.push_back({{"ph", "i"}, {"s", "t"}, {"name", "unfinished at snapshot"},
-                         {"cat", "marker"}, {"pid", pid}, {"tid", tid}, {"ts", Us(end)}});
+      events_.push_back({{"ph", "i"},
+                         {"s", "t"},
+                         {"name", "unfinished at snapshot"},
+                         {"cat", "marker"},
+                         {"pid", pid},
+                         {"tid", tid},
+                         {"ts", Us(end)}});
     }
   }
 
@@ -122,14 +144,21 @@ class TraceWriter {
     const ProcessSnapshot& snap = index_.processes()[p];
     if (pp.blocked()) {
       const OpRecord& r = snap.comms[pp.blocked_comm].records[pp.blocked_record];
-      events_.push_back({{"ph", "i"}, {"s", "p"},
+      events_.push_back({{"ph", "i"},
+                         {"s", "p"},
                          {"name", std::string(pp.dead ? "died in " : "stuck in ") +
                                       analysis::OpLabel(analysis::OpOf(r))},
-                         {"cat", "stuck"}, {"pid", pid}, {"tid", Tid(p, pp.blocked_comm)},
+                         {"cat", "stuck"},
+                         {"pid", pid},
+                         {"tid", Tid(p, pp.blocked_comm)},
                          {"ts", Us(r.t_enqueue_ns)}});
     } else {
-      events_.push_back({{"ph", "i"}, {"s", "p"}, {"name", "stopped (heartbeat quiet)"},
-                         {"cat", "stuck"}, {"pid", pid}, {"tid", 0},
+      events_.push_back({{"ph", "i"},
+                         {"s", "p"},
+                         {"name", "stopped (heartbeat quiet)"},
+                         {"cat", "stuck"},
+                         {"pid", pid},
+                         {"tid", 0},
                          {"ts", Us(snap.heartbeat_wall_ns)}});
     }
   }
@@ -153,14 +182,26 @@ class TraceWriter {
       const int32_t src_proc = group.members[first].process;
       for (size_t r = static_cast<size_t>(first) + 1; r < group.members.size(); ++r) {
         const analysis::MemberRef& m = group.members[r];
-        const OpRecord* dst = m.present() ? index_.FindColl(g, static_cast<int32_t>(r), i) : nullptr;
+        const OpRecord* dst =
+            m.present() ? index_.FindColl(g, static_cast<int32_t>(r), i) : nullptr;
         if (dst == nullptr || dst->t_enqueue_ns == 0) continue;
         const uint64_t id = ++flow_id_;
         const std::string name = analysis::OpLabel(analysis::OpOf(*src));
-        events_.push_back({{"ph", "s"}, {"id", id}, {"name", name}, {"cat", "op"},
-                           {"pid", pids_[src_proc]}, {"tid", g + 1}, {"ts", Us(src->t_enqueue_ns)}});
-        events_.push_back({{"ph", "f"}, {"bp", "e"}, {"id", id}, {"name", name}, {"cat", "op"},
-                           {"pid", pids_[m.process]}, {"tid", g + 1}, {"ts", Us(dst->t_enqueue_ns)}});
+        events_.push_back({{"ph", "s"},
+                           {"id", id},
+                           {"name", name},
+                           {"cat", "op"},
+                           {"pid", pids_[src_proc]},
+                           {"tid", g + 1},
+                           {"ts", Us(src->t_enqueue_ns)}});
+        events_.push_back({{"ph", "f"},
+                           {"bp", "e"},
+                           {"id", id},
+                           {"name", name},
+                           {"cat", "op"},
+                           {"pid", pids_[m.process]},
+                           {"tid", g + 1},
+                           {"ts", Us(dst->t_enqueue_ns)}});
       }
     }
   }

@@ -145,17 +145,17 @@ enum ClockSource : uint32_t {
 };
 
 enum ProcessState : uint32_t {
-  kProcessRunning = 1,     // set at init; still set after SIGKILL
-  kProcessExited = 2,      // last finalize or exit handler ran
-  kProcessDisabled = 3,    // recording turned itself off (see disable_reason)
+  kProcessRunning = 1,   // set at init; still set after SIGKILL
+  kProcessExited = 2,    // last finalize or exit handler ran
+  kProcessDisabled = 3,  // recording turned itself off (see disable_reason)
 };
 
 enum DumpReason : uint32_t {
   kDumpNone = 0,
-  kDumpTimeout = 1,   // this process saw an op stuck past the timeout
-  kDumpTrigger = 2,   // another rank (or a user) left a trigger file
-  kDumpExit = 3,      // dump at exit / last finalize
-  kDumpRequest = 4,   // explicit API or signal request
+  kDumpTimeout = 1,  // this process saw an op stuck past the timeout
+  kDumpTrigger = 2,  // another rank (or a user) left a trigger file
+  kDumpExit = 3,     // dump at exit / last finalize
+  kDumpRequest = 4,  // explicit API or signal request
 };
 
 // Every early return on the hot path counts one of these (process-wide in
@@ -231,9 +231,9 @@ enum Proto : uint8_t {
 
 enum OpState : uint8_t {
   kOpNone = 0,
-  kOpEnqueued = 1,   // Coll/P2p start seen (NCCL has the task)
-  kOpRunning = 2,    // a KernelCh or ProxyOp started: the GPU/network runs it
-  kOpDone = 3,       // every channel's KernelCh stopped (or every ProxyOp)
+  kOpEnqueued = 1,  // Coll/P2p start seen (NCCL has the task)
+  kOpRunning = 2,   // a KernelCh or ProxyOp started: the GPU/network runs it
+  kOpDone = 3,      // every channel's KernelCh stopped (or every ProxyOp)
   kNumOpStates = 4,
 };
 
@@ -255,8 +255,8 @@ enum RegionState : uint32_t {
 
 // RegionDesc::flags bits.
 enum RegionFlag : uint32_t {
-  kRegionIdentityFromInit = 1u << 0,  // v4+: comm identity came from init
-  kRegionCompletionTracked = 1u << 1, // KernelCh/ProxyOp events requested
+  kRegionIdentityFromInit = 1u << 0,   // v4+: comm identity came from init
+  kRegionCompletionTracked = 1u << 1,  // KernelCh/ProxyOp events requested
 };
 
 // ---------------------------------------------------------------------------
@@ -288,26 +288,26 @@ struct FileHeader {
   char host[64];                  // NUL-terminated, truncated
   char job_id[64];                // SLURM/TORCHELASTIC/NCCL_FLIGHTREC_JOB_ID
   char plugin_version[32];
-  char nccl_version[32];          // "" when unknown
-  char gpu_uuid[48];              // "" when no CUDA driver
+  char nccl_version[32];  // "" when unknown
+  char gpu_uuid[48];      // "" when no CUDA driver
   char gpu_pci_bus_id[32];
-  int32_t cuda_device;            // -1 when unknown
-  uint32_t process_state;         // ProcessState
-  uint64_t heartbeat_mono_ns;     // watchdog refreshes every poll
+  int32_t cuda_device;         // -1 when unknown
+  uint32_t process_state;      // ProcessState
+  uint64_t heartbeat_mono_ns;  // watchdog refreshes every poll
   uint64_t heartbeat_wall_ns;
   uint64_t heartbeat_count;
-  uint64_t dumps_sealed;          // dumps this process has written
-  uint64_t drops[kNumDropCauses]; // DropCause -> count
-  uint64_t watchdog_timeout_ns;   // NCCL_FLIGHTREC_TIMEOUT_S in ns
-  uint64_t watchdog_poll_ns;      // poll interval (heartbeat period)
+  uint64_t dumps_sealed;           // dumps this process has written
+  uint64_t drops[kNumDropCauses];  // DropCause -> count
+  uint64_t watchdog_timeout_ns;    // NCCL_FLIGHTREC_TIMEOUT_S in ns
+  uint64_t watchdog_poll_ns;       // poll interval (heartbeat period)
   // Dump images only (zero in a ring):
-  uint32_t dump_reason;           // DumpReason
-  uint32_t dump_sequence;         // 1 for the first dump of this process
+  uint32_t dump_reason;    // DumpReason
+  uint32_t dump_sequence;  // 1 for the first dump of this process
   uint64_t dump_wall_ns;
   uint64_t dump_mono_ns;
-  char dump_detail[128];          // e.g. "comm tp0 AllReduce #812 stuck 2.1s"
-  char disable_reason[128];       // why recording turned off, if it did
-  uint8_t reserved[3232];  // 4096 - 864
+  char dump_detail[128];     // e.g. "comm tp0 AllReduce #812 stuck 2.1s"
+  char disable_reason[128];  // why recording turned off, if it did
+  uint8_t reserved[3232];    // 4096 - 864
 };
 
 static_assert(sizeof(FileHeader) == kHeaderSize, "FileHeader size");
@@ -361,21 +361,21 @@ static_assert(offsetof(FileHeader, reserved) == 864, "");
 // RegionDesc: one per communicator slot, 256 bytes each.
 // ---------------------------------------------------------------------------
 struct RegionDesc {
-  uint32_t state;              // RegionState; published last (release)
-  uint32_t region_index;       // == its index in the table (cross-check)
-  uint64_t comm_id;            // NCCL commHash, identical on all ranks
-  int32_t rank;                // rank in this communicator
-  int32_t nranks;              // 0 when unknown (API v1-v3)
-  int32_t nnodes;              // 0 when unknown
-  uint32_t flags;              // RegionFlag
-  char comm_name[64];          // copied from init; "" when NULL
-  uint64_t generation;         // process-wide init counter at claim (1-based)
-  uint64_t head;               // next slot sequence to claim
-  uint64_t coll_count;         // collectives claimed (next coll op_index)
-  uint64_t p2p_count;          // p2p ops claimed
+  uint32_t state;         // RegionState; published last (release)
+  uint32_t region_index;  // == its index in the table (cross-check)
+  uint64_t comm_id;       // NCCL commHash, identical on all ranks
+  int32_t rank;           // rank in this communicator
+  int32_t nranks;         // 0 when unknown (API v1-v3)
+  int32_t nnodes;         // 0 when unknown
+  uint32_t flags;         // RegionFlag
+  char comm_name[64];     // copied from init; "" when NULL
+  uint64_t generation;    // process-wide init counter at claim (1-based)
+  uint64_t head;          // next slot sequence to claim
+  uint64_t coll_count;    // collectives claimed (next coll op_index)
+  uint64_t p2p_count;     // p2p ops claimed
   uint64_t init_mono_ns;
-  uint64_t finalize_mono_ns;   // 0 while active
-  uint64_t drops[8];           // DropCause (< 8) -> count, this comm only
+  uint64_t finalize_mono_ns;      // 0 while active
+  uint64_t drops[8];              // DropCause (< 8) -> count, this comm only
   uint64_t last_enqueue_mono_ns;  // t_enqueue_ns of the newest record
   uint8_t reserved[40];
 };
@@ -405,34 +405,34 @@ static_assert(offsetof(RegionDesc, reserved) == 216, "");
 // ---------------------------------------------------------------------------
 struct Record {
   // Publication word (see the state machine above).
-  uint64_t commit;             // 0 or slot sequence + 1
+  uint64_t commit;  // 0 or slot sequence + 1
   // Immutable part, covered by checksum.
-  uint64_t op_index;           // coll: per-comm collective index (0-based);
-                               // p2p: per (comm, peer, direction) index
-  uint64_t nccl_seq;           // coll: NCCL seqNumber; p2p: UINT64_MAX
-  uint64_t count;              // elements as NCCL's Coll/P2p event gave it
-  uint64_t user_tag;           // v7 userTag (frameworks: training step)
-  uint64_t t_api_ns;           // CollApi/P2pApi start (0 if none)
-  uint64_t t_enqueue_ns;       // Coll/P2p start
-  uint64_t stream;             // opaque stream id from the API event
-  int32_t root_or_peer;        // coll: root; p2p: peer rank
-  uint8_t func;                // Func
-  uint8_t datatype;            // DataType
-  uint8_t algo;                // Algo
-  uint8_t proto;               // Proto
+  uint64_t op_index;      // coll: per-comm collective index (0-based);
+                          // p2p: per (comm, peer, direction) index
+  uint64_t nccl_seq;      // coll: NCCL seqNumber; p2p: UINT64_MAX
+  uint64_t count;         // elements as NCCL's Coll/P2p event gave it
+  uint64_t user_tag;      // v7 userTag (frameworks: training step)
+  uint64_t t_api_ns;      // CollApi/P2pApi start (0 if none)
+  uint64_t t_enqueue_ns;  // Coll/P2p start
+  uint64_t stream;        // opaque stream id from the API event
+  int32_t root_or_peer;   // coll: root; p2p: peer rank
+  uint8_t func;           // Func
+  uint8_t datatype;       // DataType
+  uint8_t algo;           // Algo
+  uint8_t proto;          // Proto
   uint8_t n_channels;
   uint8_t n_warps;
-  uint8_t flags;               // RecordFlag
-  uint8_t type_size;           // bytes per element (0 unknown)
-  uint32_t checksum;           // RecordChecksum() of bytes [0, 76) with the
-                               // commit word taken as seq + 1
+  uint8_t flags;      // RecordFlag
+  uint8_t type_size;  // bytes per element (0 unknown)
+  uint32_t checksum;  // RecordChecksum() of bytes [0, 76) with the
+                      // commit word taken as seq + 1
   // Mutable progress words (each monotonic, independent).
-  uint64_t t_enqueued_ns;      // Coll/P2p stop: NCCL finished enqueueing
-  uint64_t gpu_start_raw;      // min KernelCh start timer (GPU ns), 0 none
-  uint64_t gpu_end_raw;        // max KernelCh stop timer (GPU ns), 0 none
-  uint64_t t_last_progress_ns; // host time of the newest KernelCh/Proxy event
-  uint64_t net_bytes;          // sum of ProxyStep transSize
-  uint8_t state;               // OpState
+  uint64_t t_enqueued_ns;       // Coll/P2p stop: NCCL finished enqueueing
+  uint64_t gpu_start_raw;       // min KernelCh start timer (GPU ns), 0 none
+  uint64_t gpu_end_raw;         // max KernelCh stop timer (GPU ns), 0 none
+  uint64_t t_last_progress_ns;  // host time of the newest KernelCh/Proxy event
+  uint64_t net_bytes;           // sum of ProxyStep transSize
+  uint8_t state;                // OpState
   uint8_t channels_started;
   uint8_t channels_stopped;
   uint8_t proxy_ops_started;

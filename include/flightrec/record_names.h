@@ -14,49 +14,39 @@ namespace format {
 
 // Our display names, also the strings NCCL uses for the same thing.
 constexpr const char* kFuncNames[] = {
-    "Unknown",   "Broadcast", "Reduce",  "AllGather", "ReduceScatter",
-    "AllReduce", "Send",      "Recv",    "AlltoAll",  "Gather",
-    "Scatter",   "SendRecv",  "AllGatherV"};
-static_assert(sizeof(kFuncNames) / sizeof(kFuncNames[0]) == kNumFuncs,
-              "one name per Func");
+    "Unknown", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce", "Send",
+    "Recv",    "AlltoAll",  "Gather", "Scatter",   "SendRecv",      "AllGatherV"};
+static_assert(sizeof(kFuncNames) / sizeof(kFuncNames[0]) == kNumFuncs, "one name per Func");
 
 // NCCL's datatype strings; NCCL reports ncclUint8 as "Unknown" (a quirk we
 // map back to kTypeUint8 only when told by the v1 enum).
 constexpr const char* kDataTypeNames[] = {
-    "Unknown",     "ncclInt8",    "ncclUint8",    "ncclInt32",
-    "ncclUint32",  "ncclInt64",   "ncclUint64",   "ncclFloat16",
-    "ncclFloat32", "ncclFloat64", "ncclBfloat16", "ncclFloat8e4m3",
-    "ncclFloat8e5m2"};
-static_assert(sizeof(kDataTypeNames) / sizeof(kDataTypeNames[0]) ==
-                  kNumDataTypes,
+    "Unknown",      "ncclInt8",       "ncclUint8",     "ncclInt32",   "ncclUint32",
+    "ncclInt64",    "ncclUint64",     "ncclFloat16",   "ncclFloat32", "ncclFloat64",
+    "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2"};
+static_assert(sizeof(kDataTypeNames) / sizeof(kDataTypeNames[0]) == kNumDataTypes,
               "one name per DataType");
 
 constexpr uint8_t kDataTypeSizes[] = {0, 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
 static_assert(sizeof(kDataTypeSizes) == kNumDataTypes, "one size per DataType");
 
-constexpr const char* kAlgoNames[] = {"Unknown",       "TREE", "RING",
-                                      "COLLNET_DIRECT", "COLLNET_CHAIN",
-                                      "NVLS",          "NVLS_TREE", "PAT"};
-static_assert(sizeof(kAlgoNames) / sizeof(kAlgoNames[0]) == kNumAlgos,
-              "one name per Algo");
+constexpr const char* kAlgoNames[] = {"Unknown",       "TREE", "RING",      "COLLNET_DIRECT",
+                                      "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT"};
+static_assert(sizeof(kAlgoNames) / sizeof(kAlgoNames[0]) == kNumAlgos, "one name per Algo");
 
 constexpr const char* kProtoNames[] = {"Unknown", "LL", "LL128", "SIMPLE"};
-static_assert(sizeof(kProtoNames) / sizeof(kProtoNames[0]) == kNumProtos,
-              "one name per Proto");
+static_assert(sizeof(kProtoNames) / sizeof(kProtoNames[0]) == kNumProtos, "one name per Proto");
 
-constexpr const char* kOpStateNames[] = {"none", "enqueued", "running",
-                                         "done"};
-static_assert(sizeof(kOpStateNames) / sizeof(kOpStateNames[0]) ==
-                  kNumOpStates,
+constexpr const char* kOpStateNames[] = {"none", "enqueued", "running", "done"};
+static_assert(sizeof(kOpStateNames) / sizeof(kOpStateNames[0]) == kNumOpStates,
               "one name per OpState");
 
 constexpr const char* kDropCauseNames[] = {
-    "no_region",      "null_context",   "foreign_handle", "stale_handle",
-    "unknown_event",  "bad_descriptor", "after_finalize", "disabled",
-    "no_api_slot",    "reserved9",      "reserved10",     "reserved11",
-    "reserved12",     "reserved13",     "reserved14",     "reserved15"};
-static_assert(sizeof(kDropCauseNames) / sizeof(kDropCauseNames[0]) ==
-                  kNumDropCauses,
+    "no_region",     "null_context",   "foreign_handle", "stale_handle",
+    "unknown_event", "bad_descriptor", "after_finalize", "disabled",
+    "no_api_slot",   "reserved9",      "reserved10",     "reserved11",
+    "reserved12",    "reserved13",     "reserved14",     "reserved15"};
+static_assert(sizeof(kDropCauseNames) / sizeof(kDropCauseNames[0]) == kNumDropCauses,
               "one name per DropCause slot");
 
 namespace detail {
@@ -78,18 +68,12 @@ inline E Lookup(const char* const (&names)[N], const char* s) {
 }  // namespace detail
 
 // Slow-path string -> enum lookups (the plugin caches results by pointer).
-inline Func FuncFromName(const char* s) {
-  return detail::Lookup<Func>(kFuncNames, s);
-}
+inline Func FuncFromName(const char* s) { return detail::Lookup<Func>(kFuncNames, s); }
 inline DataType DataTypeFromName(const char* s) {
   return detail::Lookup<DataType>(kDataTypeNames, s);
 }
-inline Algo AlgoFromName(const char* s) {
-  return detail::Lookup<Algo>(kAlgoNames, s);
-}
-inline Proto ProtoFromName(const char* s) {
-  return detail::Lookup<Proto>(kProtoNames, s);
-}
+inline Algo AlgoFromName(const char* s) { return detail::Lookup<Algo>(kAlgoNames, s); }
+inline Proto ProtoFromName(const char* s) { return detail::Lookup<Proto>(kProtoNames, s); }
 
 template <typename E, unsigned N>
 inline const char* NameOf(const char* const (&names)[N], E value) {
@@ -98,15 +82,11 @@ inline const char* NameOf(const char* const (&names)[N], E value) {
 }
 
 inline const char* FuncName(uint8_t f) { return NameOf(kFuncNames, f); }
-inline const char* DataTypeName(uint8_t t) {
-  return NameOf(kDataTypeNames, t);
-}
+inline const char* DataTypeName(uint8_t t) { return NameOf(kDataTypeNames, t); }
 inline const char* AlgoName(uint8_t a) { return NameOf(kAlgoNames, a); }
 inline const char* ProtoName(uint8_t p) { return NameOf(kProtoNames, p); }
 inline const char* OpStateName(uint8_t s) { return NameOf(kOpStateNames, s); }
-inline uint8_t DataTypeSize(uint8_t t) {
-  return t < kNumDataTypes ? kDataTypeSizes[t] : 0;
-}
+inline uint8_t DataTypeSize(uint8_t t) { return t < kNumDataTypes ? kDataTypeSizes[t] : 0; }
 
 }  // namespace format
 }  // namespace flightrec

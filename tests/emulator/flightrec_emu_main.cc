@@ -27,8 +27,9 @@ int RunRank(const emu::Options& o) {
   emu::Coord coord;
   std::string error;
   if (o.rank < 0 || !coord.Open(o.coord_path, &error) || o.rank >= coord.nranks()) {
-    std::fprintf(stderr, "flightrec-emu rank: %s\n",
-                 error.empty() ? "needs --rank-index and --coord from the launcher" : error.c_str());
+    std::fprintf(
+        stderr, "flightrec-emu rank: %s\n",
+        error.empty() ? "needs --rank-index and --coord from the launcher" : error.c_str());
     return emu::kExitUsage;
   }
   emu::RankRuntime rt(o, &coord);
@@ -42,13 +43,14 @@ int PrintSchedule(const emu::Options& o) {
   for (const auto& [comm, recs] : emu::ExpectedRecords(o.seed, o.ops, topo, rank)) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& r : recs) {
-      arr.push_back({{"op_index", r.op_index},
-                     {"nccl_seq", r.nccl_seq == UINT64_MAX ? nlohmann::json() : nlohmann::json(r.nccl_seq)},
-                     {"func", flightrec::format::FuncName(r.func)},
-                     {"count", r.count},
-                     {"datatype", flightrec::format::DataTypeName(r.datatype)},
-                     {"root_or_peer", r.root_or_peer},
-                     {"channels", r.n_channels}});
+      arr.push_back(
+          {{"op_index", r.op_index},
+           {"nccl_seq", r.nccl_seq == UINT64_MAX ? nlohmann::json() : nlohmann::json(r.nccl_seq)},
+           {"func", flightrec::format::FuncName(r.func)},
+           {"count", r.count},
+           {"datatype", flightrec::format::DataTypeName(r.datatype)},
+           {"root_or_peer", r.root_or_peer},
+           {"channels", r.n_channels}});
     }
     j[comm] = arr;
   }

@@ -12,11 +12,11 @@ namespace flightrec {
 namespace itest {
 
 struct EmuJob {
-  std::string dir;        // job dir (also holds summary.json, nccl.log)
-  std::string ring_dir;   // NCCL_FLIGHTREC_DIR
-  int status = -1;        // launcher exit status
+  std::string dir;       // job dir (also holds summary.json, nccl.log)
+  std::string ring_dir;  // NCCL_FLIGHTREC_DIR
+  int status = -1;       // launcher exit status
   nlohmann::json summary;
-  std::string log;        // NCCL_DEBUG=INFO lines of every rank
+  std::string log;  // NCCL_DEBUG=INFO lines of every rank
 };
 
 // `env` entries are exported for the job only; NCCL_PROFILER_PLUGIN=flightrec,

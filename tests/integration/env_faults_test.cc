@@ -10,8 +10,9 @@ namespace flightrec {
 namespace itest {
 namespace {
 
-constexpr const char* kSmallJob = "--ranks 4 --tp 2 --ranks-per-node 2 --ops 64 --step-us 5 "
-                                  "--hang-timeout-s 20";
+constexpr const char* kSmallJob =
+    "--ranks 4 --tp 2 --ranks-per-node 2 --ops 64 --step-us 5 "
+    "--hang-timeout-s 20";
 
 void ExpectJobCompleted(const EmuJob& job) {
   ASSERT_EQ(job.status, 0) << job.summary.dump(1) << "\nlog:\n" << job.log;

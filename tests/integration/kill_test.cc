@@ -52,8 +52,9 @@ TEST(PluginKill, RingSurvivesSigkillAtRandomMoments) {
     job.dir = MakeTempDir("kill");
     job.ring_dir = job.dir + "/rings";
     ASSERT_EQ(mkdir(job.ring_dir.c_str(), 0755), 0);
-    std::string cmd = EmuCommand(job, "--ranks 2 --tp 2 --ranks-per-node 1 --ops 100000000 "
-                                      "--step-us 0 --hang-timeout-s 60",
+    std::string cmd = EmuCommand(job,
+                                 "--ranks 2 --tp 2 --ranks-per-node 1 --ops 100000000 "
+                                 "--step-us 0 --hang-timeout-s 60",
                                  {{"NCCL_FLIGHTREC_RECORDS", "1024"}});
     pid_t launcher = fork();
     ASSERT_GE(launcher, 0);
@@ -66,17 +67,19 @@ TEST(PluginKill, RingSurvivesSigkillAtRandomMoments) {
     std::string err;
     std::string coord_path = job.dir + "/job/coord.shm";
     ASSERT_TRUE(WaitFor([&] { return coord.Open(coord_path, &err); }, 10000)) << err;
-    ASSERT_TRUE(WaitFor([&] { return emu::Coord::Load(&coord.rank(1)->records_begun[1]) > 0; },
-                        10000));
+    ASSERT_TRUE(
+        WaitFor([&] { return emu::Coord::Load(&coord.rank(1)->records_begun[1]) > 0; }, 10000));
     std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
     pid_t victim = static_cast<pid_t>(__atomic_load_n(&coord.rank(1)->pid, __ATOMIC_ACQUIRE));
     ASSERT_EQ(kill(victim, SIGKILL), 0);
     ASSERT_TRUE(WaitFor([&] { return IsGoneOrZombie(victim); }, 10000));
     // The victim can publish nothing more: these are final.
     uint64_t begun[emu::kCommsPerRank];
-    for (int k = 0; k < emu::kCommsPerRank; ++k) begun[k] = emu::Coord::Load(&coord.rank(1)->records_begun[k]);
+    for (int k = 0; k < emu::kCommsPerRank; ++k)
+      begun[k] = emu::Coord::Load(&coord.rank(1)->records_begun[k]);
 
-    std::vector<std::string> rings = ListFiles(job.ring_dir, "-" + std::to_string(victim) + ".ring");
+    std::vector<std::string> rings =
+        ListFiles(job.ring_dir, "-" + std::to_string(victim) + ".ring");
     ASSERT_EQ(rings.size(), 1u);
     FileView v = ReadFileView(rings[0]);
     ASSERT_TRUE(v.ok) << v.error;

@@ -93,8 +93,9 @@ void ExpectRanksRecords(const EmuJob& job, int64_t ops, bool gpu_timers) {
 }
 
 TEST(PluginRecords, EightRanks2000OpsApiV5MatchTheSchedule) {
-  EmuJob job = RunEmu("records-v5", "--ranks 8 --tp 4 --ranks-per-node 4 --ops 2000 --step-us 5 "
-                                    "--nccl-version 2.28.9 --hang-timeout-s 30");
+  EmuJob job = RunEmu("records-v5",
+                      "--ranks 8 --tp 4 --ranks-per-node 4 --ops 2000 --step-us 5 "
+                      "--nccl-version 2.28.9 --hang-timeout-s 30");
   ExpectRanksRecords(job, 2000, /*gpu_timers=*/true);
 }
 
@@ -109,10 +110,10 @@ class PluginRecordsPerApi : public ::testing::TestWithParam<ApiCase> {};
 
 TEST_P(PluginRecordsPerApi, SameJobGivesTheSameRecords) {
   ApiCase p = GetParam();
-  EmuJob job = RunEmu("records-api" + std::to_string(p.api),
-                      "--ranks 8 --tp 4 --ranks-per-node 4 --ops 240 --step-us 5 --api " +
-                          std::to_string(p.api) + " --nccl-version " + p.nccl +
-                          " --hang-timeout-s 30");
+  EmuJob job =
+      RunEmu("records-api" + std::to_string(p.api),
+             "--ranks 8 --tp 4 --ranks-per-node 4 --ops 240 --step-us 5 --api " +
+                 std::to_string(p.api) + " --nccl-version " + p.nccl + " --hang-timeout-s 30");
   ExpectRanksRecords(job, 240, /*gpu_timers=*/p.api >= 4);
   for (const RankRings& rr : ReadRings(job)) EXPECT_EQ(rr.view.api_version, p.api);
 }

@@ -47,7 +47,8 @@ std::vector<std::string> ListFiles(const std::string& dir, const std::string& su
   if (d == nullptr) return out;
   while (dirent* e = readdir(d)) {
     std::string n = e->d_name;
-    if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    if (n.size() > suffix.size() &&
+        n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) {
       out.push_back(dir + "/" + n);
     }
   }

@@ -81,8 +81,8 @@ bool Coord::Open(const std::string& path, std::string* error) {
   // Pairs with the release store of magic in Create().
   uint64_t magic = __atomic_load_n(&header_->magic, __ATOMIC_ACQUIRE);
   uint32_t nranks = header_->nranks, ncomms = header_->ncomms;
-  if (magic != kCoordMagic || header_->version != kCoordVersion || nranks == 0 ||
-      nranks > 4096 || ncomms == 0 || ncomms > 8192 || CoordFileSize(nranks, ncomms) != size_) {
+  if (magic != kCoordMagic || header_->version != kCoordVersion || nranks == 0 || nranks > 4096 ||
+      ncomms == 0 || ncomms > 8192 || CoordFileSize(nranks, ncomms) != size_) {
     *error = path + ": bad coordination header (magic, version or size)";
     return false;
   }

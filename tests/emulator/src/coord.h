@@ -29,8 +29,8 @@ constexpr uint32_t kCoordVersion = 1;
 enum RankState : uint32_t {
   kRankStarting = 0,
   kRankRunning = 1,
-  kRankStuck = 2,      // a stuck fault holds the user thread
-  kRankFinished = 3,   // every op done, communicators finalized
+  kRankStuck = 2,     // a stuck fault holds the user thread
+  kRankFinished = 3,  // every op done, communicators finalized
 };
 
 struct CoordHeader {
@@ -45,11 +45,11 @@ struct CoordHeader {
 
 struct RankSlot {
   int64_t pid;
-  uint32_t state;        // RankState
+  uint32_t state;  // RankState
   uint32_t reserved;
-  uint64_t ops_enqueued;   // op numbers the user thread has handed to NCCL
-  uint64_t ops_completed;  // launches the GPU stream finished
-  uint64_t mark_wall_ns;   // CLOCK_REALTIME when op --mark-op was enqueued
+  uint64_t ops_enqueued;      // op numbers the user thread has handed to NCCL
+  uint64_t ops_completed;     // launches the GPU stream finished
+  uint64_t mark_wall_ns;      // CLOCK_REALTIME when op --mark-op was enqueued
   uint64_t records_begun[3];  // per CommKind: Coll/P2p startEvent calls returned
   uint64_t progress_wall_ns;  // last change of ops_completed
 };

@@ -114,10 +114,14 @@ std::string Hex(uint64_t v) {
 
 const char* StateName(uint32_t s) {
   switch (s) {
-    case kRankRunning: return "running";
-    case kRankStuck: return "stuck";
-    case kRankFinished: return "finished";
-    default: return "starting";
+    case kRankRunning:
+      return "running";
+    case kRankStuck:
+      return "stuck";
+    case kRankFinished:
+      return "finished";
+    default:
+      return "starting";
   }
 }
 
@@ -159,8 +163,11 @@ nlohmann::json Summary(const Options& o, const std::vector<RankProc>& procs, con
     static const CommKind kKinds[] = {CommKind::kWorld, CommKind::kTp, CommKind::kDp};
     for (int k = 0; k < kCommsPerRank; ++k) {
       CommInfo c = topo.CommOf(kKinds[k], r);
-      comms.push_back({{"name", c.name}, {"comm_id", Hex(c.comm_hash)}, {"rank", c.my_rank},
-                       {"nranks", c.nranks}, {"nnodes", c.nnodes},
+      comms.push_back({{"name", c.name},
+                       {"comm_id", Hex(c.comm_hash)},
+                       {"rank", c.my_rank},
+                       {"nranks", c.nranks},
+                       {"nnodes", c.nnodes},
                        {"records_begun", Coord::Load(&s->records_begun[k])}});
     }
     e["comms"] = comms;
@@ -174,13 +181,20 @@ nlohmann::json Summary(const Options& o, const std::vector<RankProc>& procs, con
 
 const char* ExitStatusName(int status) {
   switch (status) {
-    case kExitOk: return "ok";
-    case kExitUsage: return "usage";
-    case kExitHang: return "hang-timeout";
-    case kExitUntilDumps: return "until-dumps";
-    case kExitRankFailed: return "rank-failed";
-    case kExitInterrupted: return "interrupted";
-    default: return "internal-error";
+    case kExitOk:
+      return "ok";
+    case kExitUsage:
+      return "usage";
+    case kExitHang:
+      return "hang-timeout";
+    case kExitUntilDumps:
+      return "until-dumps";
+    case kExitRankFailed:
+      return "rank-failed";
+    case kExitInterrupted:
+      return "interrupted";
+    default:
+      return "internal-error";
   }
 }
 
@@ -217,10 +231,10 @@ int RunLauncher(Options o, const std::vector<std::string>& raw_args) {
   // ring dir (docs/plugin.md); --dump-dir only overrides where we count them.
   const char* fr_dir = std::getenv("NCCL_FLIGHTREC_DIR");
   const char* fr_dump_dir = std::getenv("NCCL_FLIGHTREC_DUMP_DIR");
-  std::string dump_dir = !o.dump_dir.empty()    ? o.dump_dir
+  std::string dump_dir = !o.dump_dir.empty()      ? o.dump_dir
                          : fr_dump_dir != nullptr ? fr_dump_dir
-                         : fr_dir != nullptr     ? fr_dir
-                                                 : o.job_dir + "/flightrec";
+                         : fr_dir != nullptr      ? fr_dir
+                                                  : o.job_dir + "/flightrec";
   if (fr_dir == nullptr) {
     MakeDir(dump_dir, &error);
     setenv("NCCL_FLIGHTREC_DIR", dump_dir.c_str(), 1);

@@ -50,8 +50,10 @@ bool InitNcclLogger(const std::string& log_file) {
 void NcclDebugLog(int level, unsigned long flags, const char* file, int line, const char* fmt,
                   ...) {
   if (level > g_level || level == kLogNone) return;
-  const char* tag = level == kLogWarn ? "WARN" : level == kLogVersion ? "VERSION"
-                  : level == kLogTrace ? "TRACE" : "INFO";
+  const char* tag = level == kLogWarn      ? "WARN"
+                    : level == kLogVersion ? "VERSION"
+                    : level == kLogTrace   ? "TRACE"
+                                           : "INFO";
   char buf[1024];
   int n = std::snprintf(buf, sizeof(buf), "%s:%d:%ld NCCL %s ", g_host, getpid(),
                         static_cast<long>(syscall(SYS_gettid)), tag);

@@ -25,13 +25,15 @@ enum LogLevel : int {
 bool InitNcclLogger(const std::string& log_file);
 
 // Same shape as ncclDebugLogger_t.
-void NcclDebugLog(int level, unsigned long flags, const char* file, int line, const char* fmt,
-                  ...) __attribute__((format(printf, 5, 6)));
+void NcclDebugLog(int level, unsigned long flags, const char* file, int line, const char* fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 }  // namespace emu
 }  // namespace flightrec
 
-#define EMU_WARN(...) ::flightrec::emu::NcclDebugLog(::flightrec::emu::kLogWarn, ~0UL, __FILE__, __LINE__, __VA_ARGS__)
-#define EMU_INFO(...) ::flightrec::emu::NcclDebugLog(::flightrec::emu::kLogInfo, ~0UL, __FILE__, __LINE__, __VA_ARGS__)
+#define EMU_WARN(...) \
+  ::flightrec::emu::NcclDebugLog(::flightrec::emu::kLogWarn, ~0UL, __FILE__, __LINE__, __VA_ARGS__)
+#define EMU_INFO(...) \
+  ::flightrec::emu::NcclDebugLog(::flightrec::emu::kLogInfo, ~0UL, __FILE__, __LINE__, __VA_ARGS__)
 
 #endif  // FLIGHTREC_TESTS_EMULATOR_SRC_NCCL_LOGGER_H_

@@ -49,9 +49,9 @@ bool FaultKindFromName(const std::string& name, FaultKind* kind) {
   static const struct {
     const char* name;
     FaultKind kind;
-  } kKinds[] = {{"stuck", FaultKind::kStuck},       {"skip", FaultKind::kSkip},
-                {"kill", FaultKind::kKill},         {"mismatch", FaultKind::kMismatch},
-                {"gpu-hang", FaultKind::kGpuHang},  {"slow", FaultKind::kSlow}};
+  } kKinds[] = {{"stuck", FaultKind::kStuck},      {"skip", FaultKind::kSkip},
+                {"kill", FaultKind::kKill},        {"mismatch", FaultKind::kMismatch},
+                {"gpu-hang", FaultKind::kGpuHang}, {"slow", FaultKind::kSlow}};
   for (const auto& k : kKinds) {
     if (name == k.name) {
       *kind = k.kind;
@@ -132,8 +132,7 @@ bool ParseFault(const std::string& spec, Fault* out, std::string* error) {
   bool needs_op = f.kind != FaultKind::kSlow;
   if (f.rank < 0 || (needs_op && f.op < 0) || (f.kind == FaultKind::kSlow && f.us <= 0) ||
       (f.kind == FaultKind::kMismatch && f.field == MismatchField::kNone)) {
-    *error = "--fault '" + spec + "': needs rank=R" +
-             std::string(needs_op ? ":op=N" : ":us=X") +
+    *error = "--fault '" + spec + "': needs rank=R" + std::string(needs_op ? ":op=N" : ":us=X") +
              (f.kind == FaultKind::kMismatch ? ":field=count|datatype|func" : "");
     return false;
   }

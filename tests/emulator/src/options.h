@@ -35,9 +35,9 @@ struct Options {
   bool grouped_init = false;
   int graph_replays = 0;
   uint64_t seed = 1;
-  std::string job_dir;  // default: a new directory under $TMPDIR
-  std::string job_id;   // default: "emu-<launcher pid>-<seed>"
-  std::string dump_dir; // default: $NCCL_FLIGHTREC_DIR, else <job-dir>/flightrec
+  std::string job_dir;   // default: a new directory under $TMPDIR
+  std::string job_id;    // default: "emu-<launcher pid>-<seed>"
+  std::string dump_dir;  // default: $NCCL_FLIGHTREC_DIR, else <job-dir>/flightrec
   int64_t step_us = 200;
   std::vector<Fault> faults;
   double hang_timeout_s = 60;

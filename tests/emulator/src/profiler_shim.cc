@@ -15,40 +15,57 @@ namespace {
 
 uint64_t TypeBit(Ev t) {
   switch (t) {
-    case Ev::kGroupApi: return abi::kProfileGroupApi;
-    case Ev::kCollApi: return abi::kProfileCollApi;
-    case Ev::kP2pApi: return abi::kProfileP2pApi;
-    case Ev::kKernelLaunch: return abi::kProfileKernelLaunch;
-    case Ev::kGroup: return abi::kProfileGroup;
-    case Ev::kColl: return abi::kProfileColl;
-    case Ev::kP2p: return abi::kProfileP2p;
-    case Ev::kProxyOp: return abi::kProfileProxyOp;
-    case Ev::kProxyStep: return abi::kProfileProxyStep;
-    case Ev::kKernelCh: return abi::kProfileKernelCh;
-    case Ev::kProxyCtrl: return abi::kProfileProxyCtrl;
+    case Ev::kGroupApi:
+      return abi::kProfileGroupApi;
+    case Ev::kCollApi:
+      return abi::kProfileCollApi;
+    case Ev::kP2pApi:
+      return abi::kProfileP2pApi;
+    case Ev::kKernelLaunch:
+      return abi::kProfileKernelLaunch;
+    case Ev::kGroup:
+      return abi::kProfileGroup;
+    case Ev::kColl:
+      return abi::kProfileColl;
+    case Ev::kP2p:
+      return abi::kProfileP2p;
+    case Ev::kProxyOp:
+      return abi::kProfileProxyOp;
+    case Ev::kProxyStep:
+      return abi::kProfileProxyStep;
+    case Ev::kKernelCh:
+      return abi::kProfileKernelCh;
+    case Ev::kProxyCtrl:
+      return abi::kProfileProxyCtrl;
   }
   return 0;
 }
 
 // NCCL's strings (c.0); ncclUint8 is reported as "Unknown".
 const char* FuncStr(uint8_t f) { return fmt::FuncName(f); }
-const char* TypeStr(uint8_t t) {
-  return t == fmt::kTypeUint8 ? "Unknown" : fmt::DataTypeName(t);
-}
+const char* TypeStr(uint8_t t) { return t == fmt::kTypeUint8 ? "Unknown" : fmt::DataTypeName(t); }
 const char* AlgoStr(uint8_t a) { return fmt::AlgoName(a); }
 const char* ProtoStr(uint8_t p) { return fmt::ProtoName(p); }
 
 // v1 enum codes (ncclFunc_t, ncclDataType_t, NCCL_ALGO_*, NCCL_PROTO_*).
 uint8_t FuncV1(uint8_t f) {
   switch (f) {
-    case fmt::kFuncBroadcast: return abi::v1::kFuncBroadcast;
-    case fmt::kFuncReduce: return abi::v1::kFuncReduce;
-    case fmt::kFuncAllGather: return abi::v1::kFuncAllGather;
-    case fmt::kFuncReduceScatter: return abi::v1::kFuncReduceScatter;
-    case fmt::kFuncAllReduce: return abi::v1::kFuncAllReduce;
-    case fmt::kFuncSend: return abi::v1::kFuncSend;
-    case fmt::kFuncRecv: return abi::v1::kFuncRecv;
-    default: return abi::v1::kFuncSendRecv;
+    case fmt::kFuncBroadcast:
+      return abi::v1::kFuncBroadcast;
+    case fmt::kFuncReduce:
+      return abi::v1::kFuncReduce;
+    case fmt::kFuncAllGather:
+      return abi::v1::kFuncAllGather;
+    case fmt::kFuncReduceScatter:
+      return abi::v1::kFuncReduceScatter;
+    case fmt::kFuncAllReduce:
+      return abi::v1::kFuncAllReduce;
+    case fmt::kFuncSend:
+      return abi::v1::kFuncSend;
+    case fmt::kFuncRecv:
+      return abi::v1::kFuncRecv;
+    default:
+      return abi::v1::kFuncSendRecv;
   }
 }
 uint8_t TypeV1(uint8_t t) { return t >= fmt::kTypeInt8 ? static_cast<uint8_t>(t - 1) : 0; }
@@ -151,7 +168,10 @@ const char* ProfilerShim::name() const {
 
 bool ProfilerShim::Delivers(Ev type) const {
   switch (type) {
-    case Ev::kGroupApi: case Ev::kCollApi: case Ev::kP2pApi: case Ev::kKernelLaunch:
+    case Ev::kGroupApi:
+    case Ev::kCollApi:
+    case Ev::kP2pApi:
+    case Ev::kKernelLaunch:
       return api_ >= 5 && native_ >= 5;
     case Ev::kKernelCh:
       return api_ >= 3 && native_ >= 3;
@@ -171,7 +191,9 @@ bool ProfilerShim::ForwardsState(int s) const {
 int ProfilerShim::Init(void** context, uint64_t comm_hash, int* mask, const char* comm_name,
                        int nnodes, int nranks, int rank, abi::DebugLogger log) const {
   switch (api_) {
-    case 1: case 2: case 3:
+    case 1:
+    case 2:
+    case 3:
       return static_cast<const abi::ProfilerV1*>(table_)->init(context, mask);
     case 4:
       return static_cast<const abi::ProfilerV4*>(table_)->init(context, mask, comm_name, comm_hash,
@@ -197,9 +219,23 @@ void ProfilerShim::Start(void* context, void** handle, const EventDesc& d) const
       abi::EventDescrV1 e;
       Header(&e, d, parent);
       if (d.type == Ev::kColl) {
-        e.coll = {name, hash, d.seq, FuncV1(d.func), d.send_buff, d.recv_buff, d.count, d.root,
-                  TypeV1(d.datatype), 0, d.count * fmt::DataTypeSize(d.datatype), d.n_channels,
-                  d.n_warps, AlgoV1(d.algo), ProtoV1(d.proto), 0, 0};
+        e.coll = {name,
+                  hash,
+                  d.seq,
+                  FuncV1(d.func),
+                  d.send_buff,
+                  d.recv_buff,
+                  d.count,
+                  d.root,
+                  TypeV1(d.datatype),
+                  0,
+                  d.count * fmt::DataTypeSize(d.datatype),
+                  d.n_channels,
+                  d.n_warps,
+                  AlgoV1(d.algo),
+                  ProtoV1(d.proto),
+                  0,
+                  0};
       } else if (d.type == Ev::kP2p) {
         e.p2p = {name, hash, FuncV1(d.func), d.recv_buff, TypeV1(d.datatype), d.count, d.peer};
       } else if (!FillProxy(&e, d)) {
@@ -212,9 +248,20 @@ void ProfilerShim::Start(void* context, void** handle, const EventDesc& d) const
       abi::EventDescrV2 e;
       Header(&e, d, parent);
       if (d.type == Ev::kColl) {
-        e.coll = {name, hash, d.seq, FuncStr(d.func), d.send_buff, d.recv_buff, d.count, d.root,
-                  TypeStr(d.datatype), d.count * fmt::DataTypeSize(d.datatype), d.n_channels,
-                  d.n_warps, AlgoStr(d.algo), ProtoStr(d.proto)};
+        e.coll = {name,
+                  hash,
+                  d.seq,
+                  FuncStr(d.func),
+                  d.send_buff,
+                  d.recv_buff,
+                  d.count,
+                  d.root,
+                  TypeStr(d.datatype),
+                  d.count * fmt::DataTypeSize(d.datatype),
+                  d.n_channels,
+                  d.n_warps,
+                  AlgoStr(d.algo),
+                  ProtoStr(d.proto)};
       } else if (d.type == Ev::kP2p) {
         e.p2p = {name, hash, FuncStr(d.func), d.recv_buff, TypeStr(d.datatype), d.count, d.peer};
       } else if (!FillProxy(&e, d)) {
@@ -227,8 +274,19 @@ void ProfilerShim::Start(void* context, void** handle, const EventDesc& d) const
       abi::EventDescrV3 e;
       Header(&e, d, parent);
       if (d.type == Ev::kColl) {
-        e.coll = {name, hash, d.seq, FuncStr(d.func), d.send_buff, d.recv_buff, d.count, d.root,
-                  TypeStr(d.datatype), d.n_channels, d.n_warps, AlgoStr(d.algo), ProtoStr(d.proto)};
+        e.coll = {name,
+                  hash,
+                  d.seq,
+                  FuncStr(d.func),
+                  d.send_buff,
+                  d.recv_buff,
+                  d.count,
+                  d.root,
+                  TypeStr(d.datatype),
+                  d.n_channels,
+                  d.n_warps,
+                  AlgoStr(d.algo),
+                  ProtoStr(d.proto)};
       } else if (d.type == Ev::kP2p) {
         e.p2p = {name, hash, FuncStr(d.func), d.recv_buff, TypeStr(d.datatype), d.count, d.peer};
       } else if (d.type == Ev::kKernelCh) {
@@ -255,7 +313,8 @@ void ProfilerShim::Start(void* context, void** handle, const EventDesc& d) const
       static_cast<const abi::ProfilerV4*>(table_)->startEvent(context, handle, &e);
       return;
     }
-    case 5: case 6: {
+    case 5:
+    case 6: {
       // v6's descriptor is v5's plus CE members the emulator never emits.
       abi::EventDescrV6 e;
       Header(&e, d, parent);

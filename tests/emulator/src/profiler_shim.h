@@ -14,8 +14,17 @@ namespace flightrec {
 namespace emu {
 
 enum class Ev {
-  kGroupApi, kCollApi, kP2pApi, kKernelLaunch, kGroup, kColl, kP2p,
-  kProxyOp, kProxyStep, kKernelCh, kProxyCtrl,
+  kGroupApi,
+  kCollApi,
+  kP2pApi,
+  kKernelLaunch,
+  kGroup,
+  kColl,
+  kP2p,
+  kProxyOp,
+  kProxyStep,
+  kKernelCh,
+  kProxyCtrl,
 };
 
 // Version-neutral event (the newest API's view). Enum-coded fields use
@@ -37,11 +46,11 @@ struct EventDesc {
   void* parent_group = nullptr;  // Coll/P2p: the legacy Group handle
   const void* send_buff = nullptr;
   void* recv_buff = nullptr;
-  int pid = 0;                  // ProxyOp
-  uint8_t channel_id = 0;       // ProxyOp, KernelCh
+  int pid = 0;             // ProxyOp
+  uint8_t channel_id = 0;  // ProxyOp, KernelCh
   int n_steps = 0, chunk_size = 0, is_send = 0;
-  int step = 0;                 // ProxyStep
-  uint64_t ptimer = 0;          // KernelCh start
+  int step = 0;         // ProxyStep
+  uint64_t ptimer = 0;  // KernelCh start
   // v1-v3 descriptors name the comm; NCCL >= 2.27 leaves these NULL/0.
   uint64_t comm_hash = 0;
   const char* comm_name = nullptr;

@@ -23,9 +23,9 @@ uint64_t WallNs() {
 }
 
 // a.6: the bits that make NCCL start each event type.
-constexpr int kDescendantsOfColl =
-    abi::kProfileColl | abi::kProfileProxyOp | abi::kProfileProxyStep | abi::kProfileKernelCh |
-    abi::kProfileNetPlugin;
+constexpr int kDescendantsOfColl = abi::kProfileColl | abi::kProfileProxyOp |
+                                   abi::kProfileProxyStep | abi::kProfileKernelCh |
+                                   abi::kProfileNetPlugin;
 constexpr int kDescendantsOfP2p = kDescendantsOfColl & ~abi::kProfileColl;
 constexpr int kGateGroupApi = ~abi::kProfileProxyCtrl;
 constexpr int kGateCollApi = abi::kProfileCollApi | kDescendantsOfColl;
@@ -109,7 +109,8 @@ void RankRuntime::DestroyComm(CommState* c) {
 
 void RankRuntime::ApplyBeforeOpFaults(int64_t i) {
   int r = opts_.rank;
-  if (const Fault* f = opts_.FindFault(FaultKind::kSlow, r, i)) usleep(static_cast<useconds_t>(f->us));
+  if (const Fault* f = opts_.FindFault(FaultKind::kSlow, r, i))
+    usleep(static_cast<useconds_t>(f->us));
   if (opts_.FindFault(FaultKind::kKill, r, i) != nullptr) {
     EMU_WARN("fault: rank %d SIGKILLs itself at op %lld", r, static_cast<long long>(i));
     raise(SIGKILL);
@@ -203,8 +204,8 @@ void RankRuntime::EmitLaunch(const Op& op, CommState* c, int mask,
     bool coll = IsColl(call);
     uint64_t seq = coll ? c->seq.Peek(call.func) : 0;
     bool gated = (mask & (coll ? kDescendantsOfColl : kGateP2p)) != 0;
-    if (s != nullptr && gated && (s->native_api() >= 5 || !CollNeedsGroupHandle(opts_.nccl_version) ||
-                                  group != nullptr)) {
+    if (s != nullptr && gated &&
+        (s->native_api() >= 5 || !CollNeedsGroupHandle(opts_.nccl_version) || group != nullptr)) {
       EventDesc d;
       d.type = coll ? Ev::kColl : Ev::kP2p;
       size_t k = static_cast<size_t>(&t - &launch->tasks[0]);

@@ -45,8 +45,8 @@ constexpr int kStepsPerOp = 2;
 
 // One kernel launch (NCCL plan) on one communicator.
 struct Launch {
-  int comm_local = 0;     // CommKind index in the rank's comm table
-  int comm_global = 0;    // index in the coordination file
+  int comm_local = 0;   // CommKind index in the rank's comm table
+  int comm_global = 0;  // index in the coordination file
   int my_member = 0;
   int members = 0;
   uint64_t launch_index = 0;  // per comm, 0-based

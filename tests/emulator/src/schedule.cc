@@ -132,9 +132,7 @@ std::vector<int> LaunchOrder(const Op& op) {
   for (int k = 0; k < static_cast<int>(op.calls.size()); ++k) {
     (op.calls[k].is_p2p() ? p2ps : colls).push_back(k);
   }
-  auto bytes = [&](int k) {
-    return op.calls[k].count * fmt::DataTypeSize(op.calls[k].datatype);
-  };
+  auto bytes = [&](int k) { return op.calls[k].count * fmt::DataTypeSize(op.calls[k].datatype); };
   auto cls = [&](int k) { return std::make_tuple(op.calls[k].func, op.calls[k].datatype); };
   std::vector<int> by_size = colls;
   std::stable_sort(by_size.begin(), by_size.end(),
@@ -160,12 +158,18 @@ std::vector<int> LaunchOrder(const Op& op) {
 
 int SeqCounters::Slot(uint8_t func) {
   switch (func) {
-    case fmt::kFuncBroadcast: return 0;
-    case fmt::kFuncReduce: return 1;
-    case fmt::kFuncAllGather: return 2;
-    case fmt::kFuncReduceScatter: return 3;
-    case fmt::kFuncAllReduce: return 4;
-    default: return -1;
+    case fmt::kFuncBroadcast:
+      return 0;
+    case fmt::kFuncReduce:
+      return 1;
+    case fmt::kFuncAllGather:
+      return 2;
+    case fmt::kFuncReduceScatter:
+      return 3;
+    case fmt::kFuncAllReduce:
+      return 4;
+    default:
+      return -1;
   }
 }
 

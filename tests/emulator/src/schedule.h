@@ -37,15 +37,15 @@ constexpr int kPeriod = 8;
 constexpr int kMaxChannels = 64;
 
 struct Call {
-  uint8_t func = format::kFuncUnknown;     // format::Func
-  uint8_t datatype = format::kTypeUnknown; // user datatype (API level)
-  uint64_t count = 0;                      // user count (API level)
-  int root = 0;                            // comm rank; colls only
-  int peer = -1;                           // comm rank; p2p only
+  uint8_t func = format::kFuncUnknown;      // format::Func
+  uint8_t datatype = format::kTypeUnknown;  // user datatype (API level)
+  uint64_t count = 0;                       // user count (API level)
+  int root = 0;                             // comm rank; colls only
+  int peer = -1;                            // comm rank; p2p only
   uint8_t algo = format::kAlgoRing;
   uint8_t proto = format::kProtoSimple;
   uint8_t n_warps = 8;
-  std::vector<uint8_t> channels;           // channel ids (size = nChannels)
+  std::vector<uint8_t> channels;  // channel ids (size = nChannels)
 
   bool is_p2p() const { return func == format::kFuncSend || func == format::kFuncRecv; }
   // What the Coll/P2p event carries (c.2: AllGather/Broadcast in bytes as int8).
@@ -85,11 +85,11 @@ class SeqCounters {
 // What a correct recorder must hold for one rank after an ideal run of
 // `ops` ops (no faults), per communicator name, in record (launch) order.
 struct ExpectedRecord {
-  uint64_t op_index = 0;     // per-comm coll index, or per (peer, dir) p2p index
+  uint64_t op_index = 0;  // per-comm coll index, or per (peer, dir) p2p index
   uint64_t nccl_seq = UINT64_MAX;
   uint8_t func = 0;
-  uint64_t count = 0;        // Coll/P2p event count
-  uint8_t datatype = 0;      // Coll/P2p event datatype
+  uint64_t count = 0;    // Coll/P2p event count
+  uint8_t datatype = 0;  // Coll/P2p event datatype
   int root_or_peer = 0;
   int n_channels = 0;
 };

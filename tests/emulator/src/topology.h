@@ -21,11 +21,11 @@ struct CommInfo {
   int group = 0;         // TP/DP group index (0 for world)
   int global_index = 0;  // index in the job-wide comm table (coordination)
   uint64_t comm_hash = 0;
-  std::string name;      // "world", "tp<g>", "dp<g>"
+  std::string name;  // "world", "tp<g>", "dp<g>"
   int nranks = 0;
   int nnodes = 0;
-  int my_rank = -1;              // this process's rank in the comm
-  std::vector<int> members;      // global ranks, index = comm rank
+  int my_rank = -1;          // this process's rank in the comm
+  std::vector<int> members;  // global ranks, index = comm rank
 };
 
 class Topology {

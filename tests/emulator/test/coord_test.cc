@@ -60,8 +60,8 @@ TEST(Coord, OpenRejectsAForeignFileWithItsName) {
 
 nlohmann::json RunJob(const std::string& args, int* status) {
   std::string dir = TempDir();
-  std::string cmd = "NCCL_PROFILER_PLUGIN=none " EMU_BIN " run --job-dir " + dir +
-                    " --summary " + dir + "/summary.json " + args;
+  std::string cmd = "NCCL_PROFILER_PLUGIN=none " EMU_BIN " run --job-dir " + dir + " --summary " +
+                    dir + "/summary.json " + args;
   int rc = std::system(cmd.c_str());
   *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   std::ifstream in(dir + "/summary.json");
@@ -74,9 +74,9 @@ TEST(Coord, AStuckRankReallyBlocksTheOthers) {
   int status = -1;
   // tp=2: TP {0,1},{2,3}; DP {0,2},{1,3}. Op 10 is a DP ReduceScatter, op 11 a
   // world AllReduce: rank 0 must block at op 10, ranks 1 and 3 at op 11.
-  nlohmann::json j = RunJob(
-      "--ranks 4 --tp 2 --ops 40 --step-us 20 --hang-timeout-s 1 --fault stuck:rank=2:op=10",
-      &status);
+  nlohmann::json j =
+      RunJob("--ranks 4 --tp 2 --ops 40 --step-us 20 --hang-timeout-s 1 --fault stuck:rank=2:op=10",
+             &status);
   ASSERT_EQ(status, 3) << j.dump(1);
   EXPECT_EQ(j["status_name"], "hang-timeout");
   const auto& r = j["ranks"];

@@ -48,8 +48,7 @@ std::vector<std::string> Names(const char* env, const char* version, bool* disab
 
 TEST(NcclVersion, LibraryNamesFollowEachReleasesRules) {
   bool disabled = false;
-  EXPECT_EQ(Names(nullptr, "2.28.9", &disabled),
-            (std::vector<std::string>{"libnccl-profiler.so"}));
+  EXPECT_EQ(Names(nullptr, "2.28.9", &disabled), (std::vector<std::string>{"libnccl-profiler.so"}));
   EXPECT_EQ(Names("flightrec", "2.28.9", &disabled),
             (std::vector<std::string>{"flightrec", "libnccl-profiler-flightrec.so"}));
   // 2.28+: no expansion for paths or lib*.so names.

@@ -9,9 +9,8 @@ namespace {
 TEST(Options, ParsesFaultsAndRejectsBadOnesWithTheSpec) {
   Options o;
   std::string err;
-  ASSERT_TRUE(ParseOptions({"--ranks", "8", "--tp=4", "--fault", "stuck:rank=5:op=700",
-                            "--fault", "mismatch:rank=1:op=3:field=datatype", "--fault",
-                            "slow:rank=2:us=50"},
+  ASSERT_TRUE(ParseOptions({"--ranks", "8", "--tp=4", "--fault", "stuck:rank=5:op=700", "--fault",
+                            "mismatch:rank=1:op=3:field=datatype", "--fault", "slow:rank=2:us=50"},
                            &o, &err))
       << err;
   ASSERT_EQ(o.faults.size(), 3u);

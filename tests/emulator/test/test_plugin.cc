@@ -77,11 +77,13 @@ abi::Result Finalize(void*) {
 
 [[maybe_unused]] abi::Result InitV1(void** c, int* m) { return Common(c, m, 1); }
 abi::Result InitV3(void** c, int* m) { return Common(c, m, 3); }
-[[maybe_unused]] abi::Result InitV5(void** c, uint64_t id, int* m, const char*, int, int, int, abi::DebugLogger) {
+[[maybe_unused]] abi::Result InitV5(void** c, uint64_t id, int* m, const char*, int, int, int,
+                                    abi::DebugLogger) {
   emu_test_plugin_counts.last_comm_hash = id;
   return Common(c, m, 5);
 }
-[[maybe_unused]] abi::Result InitV7(void** c, uint64_t id, int* m, const char*, int, int, int, abi::DebugLogger) {
+[[maybe_unused]] abi::Result InitV7(void** c, uint64_t id, int* m, const char*, int, int, int,
+                                    abi::DebugLogger) {
   emu_test_plugin_counts.last_comm_hash = id;
   return Common(c, m, 7);
 }

@@ -97,8 +97,9 @@ struct MismatchCase {
 };
 
 TEST_P(AnalyzerModelTest, MismatchNamesTheRankAndTheField) {
-  for (const MismatchCase& c : {MismatchCase{"count", 6, "tp"}, MismatchCase{"datatype", 8, "world"},
-                                MismatchCase{"root", 8, "world"}, MismatchCase{"func", 6, "tp"}}) {
+  for (const MismatchCase& c :
+       {MismatchCase{"count", 6, "tp"}, MismatchCase{"datatype", 8, "world"},
+        MismatchCase{"root", 8, "world"}, MismatchCase{"func", 6, "tp"}}) {
     SCOPED_TRACE(c.field);
     JobSpec spec = Spec(Fault::kMismatch);
     spec.field = c.field;
@@ -190,7 +191,8 @@ TEST_P(AnalyzerModelTest, InvertedCommsAreADeadlock) {
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->summary.find("wait on each other"), std::string::npos);
   bool names_rank0 = false;
-  for (const analysis::RankNote& n : f->ranks) names_rank0 = names_rank0 || a.Pid(n.process) == 4000;
+  for (const analysis::RankNote& n : f->ranks)
+    names_rank0 = names_rank0 || a.Pid(n.process) == 4000;
   EXPECT_TRUE(names_rank0);
   EXPECT_TRUE(a.result.culprits.empty());
 }
@@ -262,8 +264,8 @@ TEST(JobIndexTest, FindsRecordsByOpIndexAfterWrap) {
 
 TEST(JobIndexTest, DuplicateAndOutOfRangeRanksAreWarnedNotCrashing) {
   std::vector<ProcessSnapshot> procs = MakeJob(JobSpec{});
-  procs[1].comms[0].rank = 0;    // claims rank 0 of world too
-  procs[2].comms[0].rank = 99;   // beyond nranks
+  procs[1].comms[0].rank = 0;   // claims rank 0 of world too
+  procs[2].comms[0].rank = 99;  // beyond nranks
   analysis::JobIndex index(procs);
   EXPECT_EQ(index.warnings().size(), 2u);
   const analysis::Analysis a = analysis::Analyze(index);

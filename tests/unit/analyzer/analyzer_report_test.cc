@@ -38,10 +38,12 @@ JobSpec Stuck() {
 TEST(ReportTest, TextPutsTheVerdictFirstAndNamesTheCulprit) {
   Reported r(Stuck());
   const std::string text = report::TextReport(r.In());
-  EXPECT_EQ(text.rfind("HANG: rank 1 (host-0 pid 4005, world rank 5) is 1 collective behind on comm `tp1`: "
-                       "it never enqueued AllReduce #2",
-                       0),
-            0u)
+  EXPECT_EQ(
+      text.rfind(
+          "HANG: rank 1 (host-0 pid 4005, world rank 5) is 1 collective behind on comm `tp1`: "
+          "it never enqueued AllReduce #2",
+          0),
+      0u)
       << text;
   EXPECT_NE(text.find("Root cause:\n  host-0 pid 4005 (world rank 5, tp1 rank 1, dp1 rank 1)"),
             std::string::npos)

@@ -36,11 +36,11 @@ enum class Fault {
 
 struct JobSpec {
   int nranks = 8;
-  int tp = 4;             // TP group size; 0: only the world comm
+  int tp = 4;  // TP group size; 0: only the world comm
   int steps = 6;
   Fault fault = Fault::kNone;
   int rank = 5;
-  int op = 7;             // position in the rank's program (3 ops per step)
+  int op = 7;  // position in the rank's program (3 ops per step)
   int step = 2;
   std::string field = "count";  // kMismatch: count|datatype|root|func
   uint64_t slow_ns = 5000000;
@@ -102,7 +102,8 @@ class SyntheticJob {
     member_of_.resize(spec_.nranks);
     auto add = [this](const std::string& name, std::vector<int> ranks, uint8_t func) {
       const int idx = static_cast<int>(comms_.size());
-      comms_.push_back({0xC0FFEE00ULL + static_cast<uint64_t>(idx) * 0x10001ULL, name, ranks, func});
+      comms_.push_back(
+          {0xC0FFEE00ULL + static_cast<uint64_t>(idx) * 0x10001ULL, name, ranks, func});
       for (int r : ranks) member_of_[r].push_back(idx);
     };
     std::vector<int> all;
@@ -139,10 +140,17 @@ class SyntheticJob {
       switch (spec_.fault) {
         case Fault::kStuckBeforeOp:
         case Fault::kKilled:
-        case Fault::kMissingFile: stop_[r] = op; break;
-        case Fault::kSkipOp: prog.erase(prog.begin() + static_cast<std::ptrdiff_t>(op)); break;
-        case Fault::kMismatch: Mutate(&prog[op]); break;
-        default: break;
+        case Fault::kMissingFile:
+          stop_[r] = op;
+          break;
+        case Fault::kSkipOp:
+          prog.erase(prog.begin() + static_cast<std::ptrdiff_t>(op));
+          break;
+        case Fault::kMismatch:
+          Mutate(&prog[op]);
+          break;
+        default:
+          break;
       }
     }
   }
@@ -196,7 +204,8 @@ class SyntheticJob {
   }
 
   bool Hangs(int comm, uint64_t index) const {
-    return spec_.fault == Fault::kGpuHang && comm == 0 && index == static_cast<uint64_t>(spec_.step);
+    return spec_.fault == Fault::kGpuHang && comm == 0 &&
+           index == static_cast<uint64_t>(spec_.step);
   }
 
   // Completes comm c's pending op when every member has enqueued it.
@@ -236,7 +245,8 @@ class SyntheticJob {
     for (bool changed = true; changed;) {
       changed = false;
       for (int r = 0; r < spec_.nranks; ++r) changed = EnqueueReady(r) || changed;
-      for (size_t c = 0; c < comms_.size(); ++c) changed = TryComplete(static_cast<int>(c)) || changed;
+      for (size_t c = 0; c < comms_.size(); ++c)
+        changed = TryComplete(static_cast<int>(c)) || changed;
     }
     // Ops still pending have their kernel launched and spinning.
     end_ns_ = kBaseWallNs;
@@ -304,7 +314,8 @@ class SyntheticJob {
     cs.coll_count = cs.records.size();
     if (cs.head > capacity) {
       cs.overwritten = cs.head - capacity;
-      cs.records.erase(cs.records.begin(), cs.records.end() - static_cast<std::ptrdiff_t>(capacity));
+      cs.records.erase(cs.records.begin(),
+                       cs.records.end() - static_cast<std::ptrdiff_t>(capacity));
     }
     cs.init_wall_ns = kBaseWallNs;
     if (!cs.records.empty()) cs.last_enqueue_wall_ns = cs.records.back().t_enqueue_ns;
