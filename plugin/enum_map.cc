@@ -32,6 +32,19 @@ uint8_t LookupSlow(NameKind kind, const char* name) {
 
 // Slow path: strcmp against the name tables, then remember the pointer in
 // the first free slot (a full cache just stays full; lookups still work).
+const char* CanonicalName(NameKind kind, uint8_t value) {
+  switch (kind) {
+    case NameKind::kFunc:
+      return format::FuncName(value);
+    case NameKind::kDataType:
+      return format::DataTypeName(value);
+    case NameKind::kAlgo:
+      return format::AlgoName(value);
+    default:
+      return format::ProtoName(value);
+  }
+}
+
 __attribute__((noinline, cold)) uint8_t MapNameSlow(NameKind kind, const char* name) {
   const uint8_t value = LookupSlow(kind, name);
   const uint64_t ptr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(name));
@@ -57,7 +70,13 @@ uint8_t MapName(NameKind kind, const char* name) {
   for (int i = 0; i < kNameCacheSlots; ++i) {
     const uint64_t entry = slots[i].load(std::memory_order_relaxed);  // self-contained entry
     if (entry == 0) break;
-    if ((entry >> 8) == ptr) return static_cast<uint8_t>(entry & 0xff);
+    if ((entry >> 8) == ptr) {
+      const uint8_t value = static_cast<uint8_t>(entry & 0xff);
+      // One byte of insurance against a pointer that was freed and reused for
+      // another string (NCCL passes static strings; a host might not).
+      if (value == 0 || name[0] == CanonicalName(kind, value)[0]) return value;
+      return LookupSlow(kind, name);
+    }
   }
   return MapNameSlow(kind, name);
 }

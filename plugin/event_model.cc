@@ -103,6 +103,10 @@ void* InitContext(const InitRequest& req, int* event_mask) {
   id.nnodes = req.nnodes;
   id.from_init = req.has_identity;
   id.api_version = req.api_version;
+  // Every op reports completion only when KernelCh exists (v3+) and is asked
+  // for; then the watchdog may judge an op stuck from its first op on.
+  id.completion_tracked =
+      req.api_version >= 3 && (MaskToWrite(0) & nccl_abi::kProfileKernelCh) != 0;
   CommRecorder* comm = OpenComm(id, req.log);
   if (comm == nullptr) return nullptr;  // OpenComm logged why
   if (EventMaskEnvInvalid()) WarnBadMaskOnce(req.log);

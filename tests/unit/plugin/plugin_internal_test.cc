@@ -1,4 +1,5 @@
 // Handle encoding and descriptor-name mapping, tested below the ABI.
+#include <cstdio>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -68,6 +69,14 @@ TEST(EnumMapTest, ManyDistinctPointersOverflowTheCacheSafely) {
     for (const auto& n : names)
       EXPECT_EQ(MapName(NameKind::kFunc, n.c_str()), format::kFuncBroadcast);
   }
+}
+
+// A cached pointer whose memory now holds another name is not trusted.
+TEST(EnumMapTest, ReusedPointerIsLookedUpAgain) {
+  char buf[16] = "AllReduce";
+  EXPECT_EQ(MapName(NameKind::kFunc, buf), format::kFuncAllReduce);
+  std::snprintf(buf, sizeof(buf), "Broadcast");
+  EXPECT_EQ(MapName(NameKind::kFunc, buf), format::kFuncBroadcast);
 }
 
 TEST(EnumMapTest, V1CodesMapToFormatEnums) {

@@ -1,0 +1,59 @@
+// NCCL_FLIGHTREC_* environment variables, parsed once per process recorder.
+// The table of variables and defaults is in docs/design/recorder.md.
+#ifndef FLIGHTREC_RECORDER_CONFIG_H_
+#define FLIGHTREC_RECORDER_CONFIG_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recorder/recorder.h"
+
+namespace flightrec {
+namespace rec {
+
+constexpr size_t kPathMax = 512;
+constexpr size_t kNameMax = 64;
+
+enum ClockRequest : uint32_t {
+  kClockRequestAuto = 0,
+  kClockRequestTsc = 1,
+  kClockRequestMonotonic = 2,
+};
+
+struct Config {
+  bool enable = true;
+  char dir[kPathMax] = {};
+  char dump_dir[kPathMax] = {};
+  uint64_t timeout_ns = 120ULL * 1000000000ULL;
+  uint64_t poll_ns = 1000ULL * 1000000ULL;
+  uint64_t records = 4096;  // per communicator, power of two
+  uint32_t max_comms = 16;  // regions in the ring file
+  uint32_t max_dumps = 4;   // per process, all reasons together
+  bool dump_on_exit = true;
+  char job_id[kNameMax] = {};  // sanitized to [A-Za-z0-9._-]
+  ClockRequest clock = kClockRequestAuto;
+  bool trigger = true;
+  int dump_signal = 0;  // 0: no handler
+};
+
+// Reads the environment into `cfg`. A value that does not parse or is out of
+// range is reported once through `log` as a warning naming the variable and
+// the value, and the default is kept.
+void LoadConfig(Config* cfg, LogFn log);
+
+// The job id as the config resolves it: NCCL_FLIGHTREC_JOB_ID, else
+// SLURM_JOB_ID, else TORCHELASTIC_RUN_ID, else "nojob"; sanitized.
+void ResolveJobId(char* out, size_t out_len);
+
+// Copies `in` to `out` keeping [A-Za-z0-9._-] and mapping anything else to
+// '_'; an empty result becomes `fallback`.
+void SanitizeName(const char* in, const char* fallback, char* out, size_t out_len);
+
+// Parses a signal number ("12") or name ("SIGUSR2", "USR2"); 0 when invalid
+// or uncatchable.
+int ParseSignal(const char* text);
+
+}  // namespace rec
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_RECORDER_CONFIG_H_

@@ -1,0 +1,60 @@
+// Seals dumps: a raw copy of the whole live image (header, region table,
+// records) taken while writers run, marked file_kind = kFileKindDump with the
+// dump_* fields filled in the COPY, compressed as one zstd frame (level 1,
+// content checksum, content size) and published atomically as
+// `<dumpdir>/flightrec-<job>-<host>-<pid>-<seq>.frdump`. Validation of the
+// copied records is the reader's job (commit words + checksums).
+//
+// Not thread-safe: one DumpWriter is used by one thread at a time (the
+// watchdog, or the closing thread after the watchdog was joined).
+#ifndef FLIGHTREC_RECORDER_DUMP_WRITER_H_
+#define FLIGHTREC_RECORDER_DUMP_WRITER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flightrec/record_format.h"
+#include "recorder/config.h"
+#include "recorder/recorder.h"
+#include "recorder/ring_file.h"
+
+namespace flightrec {
+namespace rec {
+
+// Images above this size are not dumped (the copy and the compressed buffer
+// must fit in memory next to the host's); the ring file itself remains.
+constexpr uint64_t kMaxDumpImageBytes = 1ULL << 30;
+
+class DumpWriter {
+ public:
+  void Init(const RingMapping* ring, const Config* cfg, const char* host, LogFn log);
+
+  // Seals one dump. False (with one log line) when MAX_DUMPS is reached or
+  // anything fails; `path_out` receives the dump's path on success.
+  bool Seal(format::DumpReason reason, const char* detail, char* path_out, size_t path_len);
+
+  uint32_t sealed() const { return sealed_; }
+  bool exhausted() const { return sealed_ >= max_dumps_; }
+
+ private:
+  bool SealInto(unsigned char* image, format::DumpReason reason, const char* detail,
+                const char* path, char* err, size_t err_len);
+
+  const RingMapping* ring_ = nullptr;
+  const char* dump_dir_ = nullptr;
+  const char* job_ = nullptr;
+  const char* host_ = nullptr;
+  LogFn log_ = nullptr;
+  uint32_t max_dumps_ = 0;
+  uint32_t sealed_ = 0;
+  bool limit_logged_ = false;
+};
+
+// Copies `size` bytes of a live image with relaxed 8-byte loads (writers may
+// be storing concurrently; torn records are caught by the reader).
+void CopyLiveImage(const unsigned char* src, unsigned char* dst, uint64_t size);
+
+}  // namespace rec
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_RECORDER_DUMP_WRITER_H_

@@ -1,0 +1,79 @@
+// The process recorder: one per process while any communicator is open. It
+// owns the ring file mapping, the region table, the CommRecorders, the dump
+// writer and the watchdog. All its methods are slow path and are called with
+// the recorder mutex (recorder.cc) held; the watchdog thread reads the
+// mapping only.
+#ifndef FLIGHTREC_RECORDER_PROCESS_RECORDER_H_
+#define FLIGHTREC_RECORDER_PROCESS_RECORDER_H_
+
+#include <stdint.h>
+
+#include "flightrec/record_format.h"
+#include "recorder/comm_recorder.h"
+#include "recorder/config.h"
+#include "recorder/dump_writer.h"
+#include "recorder/recorder.h"
+#include "recorder/ring_file.h"
+#include "recorder/watchdog.h"
+
+namespace flightrec {
+
+namespace rec {
+// region index -> live CommRecorder (or nullptr); read by CommByRegion.
+extern CommRecorder* g_comm_table[format::kMaxRegions];
+// The live ring's header while a process recorder runs, else nullptr; and
+// process drops counted while there was none (CountProcessDrop).
+extern format::FileHeader* g_live_header;
+extern uint64_t g_pending_drops[format::kNumDropCauses];
+}  // namespace rec
+
+class ProcessRecorder {
+ public:
+  // Reads the config, creates the ring file, starts the watchdog. Returns
+  // nullptr (reason logged once through `log`) when disabled or impossible.
+  static ProcessRecorder* Start(LogFn log, int api_version);
+
+  CommRecorder* OpenComm(const CommIdentity& id, LogFn log);
+  void BindIdentity(CommRecorder* c, uint64_t comm_id, const char* name, int32_t rank);
+  // Finalizes the region. True when no communicator is left open.
+  bool CloseComm(CommRecorder* c);
+  bool Owns(const CommRecorder* c) const;
+  void SetApiVersion(int api_version);
+  void CountDrop(format::DropCause cause);
+
+  // Last CloseComm: stop the watchdog, seal the exit dump (if configured),
+  // mark kProcessExited, unmap. Deletes `this`.
+  void Shutdown();
+  // atexit: as Shutdown but keeps the mapping (other threads may still
+  // write) and the object.
+  void ExitHandler();
+  // pthread_atfork child: never touch the parent's file again.
+  void ForkChild();
+
+  const char* ring_path() const { return ring_.path; }
+
+ private:
+  ProcessRecorder() = default;
+  ~ProcessRecorder() = default;
+  bool Init(LogFn log, int api_version);
+  int32_t ClaimRegion() const;
+  void ResetRegion(uint32_t r);
+  void Retire(uint32_t r);
+  void FinishProcess();
+
+  rec::Config cfg_;
+  char host_[64] = {};
+  LogFn log_ = nullptr;
+  rec::RingMapping ring_;
+  rec::DumpWriter dumps_;
+  rec::Watchdog watchdog_;
+  CommRecorder** comms_ = nullptr;  // [max_regions], owned
+  int open_comms_ = 0;
+  bool finished_ = false;  // exit dump sealed / process marked exited
+  bool forked_ = false;
+  bool no_region_logged_ = false;
+};
+
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_RECORDER_PROCESS_RECORDER_H_

@@ -1,0 +1,59 @@
+// The process's ring file: layout, creation (preallocated, mapped shared,
+// pre-faulted, fd closed at once) and the FileHeader written at init.
+#ifndef FLIGHTREC_RECORDER_RING_FILE_H_
+#define FLIGHTREC_RECORDER_RING_FILE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flightrec/record_format.h"
+#include "recorder/config.h"
+
+namespace flightrec {
+namespace rec {
+
+struct RingLayout {
+  uint32_t max_regions = 0;
+  uint64_t region_capacity = 0;
+  uint64_t region_table_offset = 0;
+  uint64_t records_offset = 0;
+  uint64_t file_size = 0;
+};
+
+RingLayout ComputeLayout(uint32_t max_regions, uint64_t region_capacity);
+
+struct RingMapping {
+  unsigned char* base = nullptr;
+  RingLayout layout;
+  char path[kPathMax + 256] = {};
+
+  format::FileHeader* header() const { return reinterpret_cast<format::FileHeader*>(base); }
+  format::RegionDesc* region(uint32_t r) const {
+    return reinterpret_cast<format::RegionDesc*>(base + layout.region_table_offset) + r;
+  }
+  format::Record* records(uint32_t r) const {
+    return reinterpret_cast<format::Record*>(base + layout.records_offset) +
+           static_cast<uint64_t>(r) * layout.region_capacity;
+  }
+};
+
+// Creates every missing component of `dir` with mode 0755. False with `err`
+// naming the component and errno on failure.
+bool MakeDirs(const char* dir, char* err, size_t err_len);
+
+// Creates `<cfg.dir>/flightrec-<job>-<host>-<pid>.ring`, preallocates and maps
+// it, writes the FileHeader and region table. On failure nothing is left
+// behind (no file, no mapping) and `err` says what failed and where.
+bool CreateRingFile(const Config& cfg, const char* host, RingMapping* out, char* err,
+                    size_t err_len);
+
+// Replaces the mapping with private anonymous memory at the same address
+// (fork child: it must never write to the parent's file). Async-signal-safe.
+void DetachMapping(RingMapping* m);
+
+void UnmapRing(RingMapping* m);
+
+}  // namespace rec
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_RECORDER_RING_FILE_H_
