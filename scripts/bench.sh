@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Builds Release, runs every flightrec benchmark and prints a table.
+#
+#   scripts/bench.sh [OUT_DIR]        (default: build-bench/)
+#
+# Results (Google Benchmark JSON and analyzer.json) go to OUT_DIR. Knobs:
+#   FLIGHTREC_BENCH_BUILD=DIR   reuse an existing Release build dir
+#   FLIGHTREC_BENCH_SIZES="64 256 1024 4096 16384"   analyzer job sizes (ranks)
+#   FLIGHTREC_BENCH_REPS=5      repetitions of the hot-path benchmarks (min is reported)
+#   FLIGHTREC_BENCH_PARTS="hotpath seal analyzer"    which parts to run
+#   FLIGHTREC_BENCH_KEEP=1      keep the generated jobs (several GB at 16k ranks)
+# Never part of ctest: minutes of CPU and gigabytes of disk at the top size.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+OUT="$(mkdir -p "${1:-$ROOT/build-bench}" && cd "${1:-$ROOT/build-bench}" && pwd)"
+BUILD="${FLIGHTREC_BENCH_BUILD:-$OUT/build}"
+SIZES="${FLIGHTREC_BENCH_SIZES:-64 256 1024 4096 16384}"
+REPS="${FLIGHTREC_BENCH_REPS:-5}"
+PARTS="${FLIGHTREC_BENCH_PARTS:-hotpath seal analyzer}"
+JOBS="$OUT/jobs"
+
+log() { printf '[bench] %s\n' "$*" >&2; }
+has_part() { [[ " $PARTS " == *" $1 "* ]]; }
+
+build() {
+  if [[ ! -f "$BUILD/build.ninja" ]]; then
+    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  fi
+  ninja -C "$BUILD" -j"$(nproc)" flightrec-bench-hotpath flightrec-bench-seal flightrec-genjob \
+    flightrec_cli >/dev/null
+}
+
+machine() {
+  python3 - "$OUT/machine.json" <<'EOF'
+import json, os, subprocess, sys
+lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+get = lambda k: next((l.split(":", 1)[1].strip() for l in lscpu.splitlines() if l.startswith(k)), "?")
+json.dump({"model": get("Model name"), "cpus": os.cpu_count(), "hypervisor": get("Hypervisor vendor"),
+           "load_avg_at_start": os.getloadavg()[0]}, open(sys.argv[1], "w"))
+EOF
+}
+
+run_hotpath() {
+  log "hot path (plugin through the v5 ABI, $REPS repetitions)"
+  NCCL_FLIGHTREC_DIR="$OUT/rings" NCCL_FLIGHTREC_DUMP_ON_EXIT=0 \
+    "$BUILD/bin/flightrec-bench-hotpath" --benchmark_repetitions="$REPS" \
+    --benchmark_min_time=0.2 --benchmark_format=json --benchmark_out_format=json \
+    --benchmark_out="$OUT/hotpath.json" >/dev/null
+  rm -rf "$OUT/rings"
+}
+
+run_seal() {
+  log "dump seal of a 64k-record ring"
+  "$BUILD/bin/flightrec-bench-seal" --benchmark_format=json --benchmark_out_format=json \
+    --benchmark_out="$OUT/seal.json" >/dev/null
+}
+
+# One analyzer size: generate (through the recorder), analyze, decompress.
+run_size() {
+  local n=$1 dir="$JOBS/job-$1" gen="{}"
+  local need_mb=$(( n * 100 / 1024 + 64 ))
+  local avail_mb
+  avail_mb=$(df -Pm "$OUT" | awk 'NR==2 {print $4}')
+  if (( avail_mb < need_mb * 2 )); then
+    log "skip $n ranks: ${avail_mb} MiB free, ~${need_mb} MiB needed"
+    return
+  fi
+  if [[ ! -f "$dir/.complete" ]]; then
+    rm -rf "$dir"
+    log "generate $n ranks x 4096 records"
+    gen=$("$BUILD/bin/flightrec-genjob" --out "$dir" --ranks "$n" --parallel "$(nproc)")
+    touch "$dir/.complete"
+  fi
+  log "analyze $n ranks"
+  local t0 t1 rc=0
+  t0=$(date +%s.%N)
+  /usr/bin/time -v -o "$OUT/analyze-$n.time" "$BUILD/bin/flightrec" analyze --stuck-after 0.001 \
+    --format json -o "$OUT/analyze-$n.json" "$dir" || rc=$?
+  t1=$(date +%s.%N)
+  local dec zt0 zt1
+  dec=$("$BUILD/bin/flightrec-genjob" --decompress "$dir" --threads "$(nproc)")
+  zt0=$(date +%s.%N)
+  find "$dir" -name '*.frdump' -print0 | xargs -0 zstd -tq
+  zt1=$(date +%s.%N)
+  python3 - "$OUT/analyzer.jsonl" "$n" "$rc" "$t0" "$t1" "$zt0" "$zt1" "$OUT/analyze-$n.time" \
+    "$OUT/analyze-$n.json" "$dec" "$gen" "$dir" <<'EOF'
+import json, os, re, sys
+out, n, rc, t0, t1, zt0, zt1, timef, report, dec, gen, d = sys.argv[1:]
+rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(timef).read()).group(1))
+summary = ""
+try:
+    summary = json.load(open(report)).get("headline", "")
+except Exception as e:  # the report format is the analyzer's; keep the run
+    summary = "unreadable report: %s" % e
+size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d) if f.endswith(".frdump"))
+row = {"ranks": int(n), "exit_code": int(rc), "analyze_s": float(t1) - float(t0),
+       "peak_rss_mib": rss / 1024.0, "decompress": json.loads(dec),
+       "zstd_t_1thread_s": float(zt1) - float(zt0), "dump_bytes": size,
+       "generate": json.loads(gen), "summary": summary}
+open(out, "a").write(json.dumps(row) + "\n")
+EOF
+  if [[ "${FLIGHTREC_BENCH_KEEP:-0}" != 1 ]]; then rm -rf "$dir"; fi
+}
+
+run_analyzer() {
+  rm -f "$OUT/analyzer.jsonl"
+  mkdir -p "$JOBS"
+  for n in $SIZES; do run_size "$n"; done
+}
+
+build
+machine
+has_part hotpath && run_hotpath
+has_part seal && run_seal
+has_part analyzer && run_analyzer
+
+# The table: minimum over repetitions (other load only ever adds time).
+python3 - "$OUT" <<'EOF'
+import collections, json, os, sys
+out = sys.argv[1]
+def load(name):
+    p = os.path.join(out, name)
+    return json.load(open(p)) if os.path.exists(p) else None
+m = load("machine.json") or {}
+print("machine: %s, %s CPUs (%s), load %.1f at start" % (m.get("model"), m.get("cpus"),
+      m.get("hypervisor"), m.get("load_avg_at_start", 0)))
+hp = load("hotpath.json")
+if hp:
+    runs = collections.defaultdict(list)
+    for b in hp["benchmarks"]:
+        if b.get("run_type") == "iteration":
+            runs[b["run_name"]].append(b)
+    best = lambda name, key="cpu_time": min(r.get(key, 0) for r in runs[name]) if name in runs else float("nan")
+    print("\nhot path: CPU ns per collective (min of %d runs)" % max(len(v) for v in runs.values()))
+    print("%-44s %9s %9s %9s" % ("benchmark", "noop", "flightrec", "added"))
+    for net in (0, 1):
+        a, b = best("BM_Collective/plugin:0/net:%d" % net), best("BM_Collective/plugin:1/net:%d" % net)
+        print("%-44s %9.1f %9.1f %9.1f" % ("1 thread, 8 channels%s" % (", 2x4 net steps" if net else ""), a, b, b - a))
+    for prior in (0, 1000000):
+        a = best("BM_Flat/plugin:0/prior:%d/iterations:200000" % prior)
+        b = best("BM_Flat/plugin:1/prior:%d/iterations:200000" % prior)
+        print("%-44s %9.1f %9.1f %9.1f" % ("flat: after %d collectives (net)" % prior, a, b, b - a))
+    for net in (0, 1):
+        for key in ("user_cpu_ns", "proxy_cpu_ns", "total_cpu_ns"):
+            n = "BM_EightComms/plugin:%%d/net:%d/iterations:1/manual_time" % net
+            a, b = best(n % 0, key), best(n % 1, key)
+            print("%-44s %9.1f %9.1f %9.1f" % ("8 comms x (user+proxy)%s: %s" % (" net" if net else "", key), a, b, b - a))
+seal = load("seal.json")
+if seal:
+    print("\ndump seal of 16 comms x 4096 records")
+    for b in seal["benchmarks"]:
+        c = {k: v for k, v in b.items() if k.startswith(("writer_", "copy_", "zstd_", "dump_bytes"))}
+        print("%-44s %8.1f ms  %s" % (b["name"].split("/iterations")[0], b["real_time"],
+              " ".join("%s=%.4g" % kv for kv in sorted(c.items()))))
+rows = os.path.join(out, "analyzer.jsonl")
+if os.path.exists(rows):
+    print("\nanalyzer: flightrec analyze over N ranks x 4096 records (one hung rank)")
+    print("%7s %9s %9s %9s %9s %10s %10s  %s" % ("ranks", "analyze_s", "decomp_s", "ratio", "zstd-t_s",
+          "rss_MiB", "dumps_MiB", "headline"))
+    for line in open(rows):
+        r = json.loads(line)
+        d = r["decompress"]["seconds"]
+        print("%7d %9.2f %9.2f %9.2f %9.2f %10.1f %10.1f  %s" % (r["ranks"], r["analyze_s"], d,
+              r["analyze_s"] / d if d else 0, r["zstd_t_1thread_s"], r["peak_rss_mib"],
+              r["dump_bytes"] / 2**20, r["summary"][:60]))
+EOF
