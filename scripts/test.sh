@@ -5,7 +5,7 @@
 #   scripts/test.sh            all stages (what CI runs)
 #   scripts/test.sh --quick    lint + release build + unit/integration tests only
 #
-# Stages: lint, release (build + ctest), package (find_package consumer),
+# Stages: lint, release (build + ctest), tidy (clang-tidy on the host side), package (find_package consumer),
 # asan (ASan+UBSan build + ctest), tsan (TSan build + concurrency tests),
 # fuzz (clang libFuzzer smoke run). Build dirs: build/, build-asan/, build-tsan/,
 # build-fuzz/ (reused when present, so a second run is incremental).
@@ -72,6 +72,7 @@ fuzz() {
 
 stage lint bash scripts/lint.sh
 stage release release
+stage tidy bash scripts/lint.sh --tidy-only build
 if ((quick == 0)); then
   stage package package
   stage asan asan

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Rewrites the golden expectations from the current `flightrec` build.
+# Only for an intended output change; review the diff before committing.
+#   tests/golden/regenerate.sh [BUILD_DIR]     (default: build)
+set -euo pipefail
+cd "$(dirname "$0")"
+fr=${1:-../../build}/bin/flightrec
+for f in rank0.ring rank0.frdump rank1.ring; do
+  "$fr" show --json "v1.0/$f" >"v1.0/$f.show.json"
+done
+"$fr" analyze --format json v1.0 >v1.0/analyze.json || true  # exit 1 = findings
+echo "regenerated; review: git diff tests/golden"
