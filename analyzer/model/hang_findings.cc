@@ -119,7 +119,7 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, std::vector<Finding>* 
     n.late_ns = r.gpu_start_ns == 0 ? -1.0 : static_cast<double>(r.gpu_start_ns);
     never_started += r.gpu_start_ns == 0 ? 1 : 0;
     net_bytes += r.net_bytes;
-    last_progress = std::max(last_progress, r.t_last_progress_ns);
+    last_progress = std::max(last_progress, r.last_progress_ns());
     f.ranks.push_back(n);
   }
   std::stable_sort(f.ranks.begin(), f.ranks.end(), [](const RankNote& a, const RankNote& b) {

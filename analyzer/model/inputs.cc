@@ -44,6 +44,9 @@ void Walk(const std::string& dir, std::vector<std::string>* files,
       return;
     }
     std::error_code fec;
+    // "*.tmp": a dump or report still being written (or left by a process
+    // killed before its rename); never a finished input.
+    if (it->path().extension() == ".tmp") continue;
     if (it->is_regular_file(fec) && LooksLikeFlightrec(it->path().string())) {
       files->push_back(it->path().string());
     }

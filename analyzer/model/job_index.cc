@@ -116,12 +116,26 @@ void JobIndex::BuildOps() {
       }
       // Records come in slot order, so collective indices ascend already;
       // sort anyway (stable) so a damaged file cannot break the search.
-      std::stable_sort(ops.coll.begin(), ops.coll.end(), [&recs](uint32_t a, uint32_t b) {
+      auto by_index = [&recs](uint32_t a, uint32_t b) {
         return recs[a].op_index < recs[b].op_index;
-      });
+      };
+      if (!std::is_sorted(ops.coll.begin(), ops.coll.end(), by_index)) {
+        std::stable_sort(ops.coll.begin(), ops.coll.end(), by_index);
+      }
       std::sort(ops.p2p.begin(), ops.p2p.end());
+      MarkDense(recs, &ops);
     }
   }
+}
+
+void JobIndex::MarkDense(const std::vector<OpRecord>& recs, MemberOps* ops) {
+  if (ops->coll.empty()) return;
+  const uint64_t first = recs[ops->coll.front()].op_index;
+  for (size_t k = 0; k < ops->coll.size(); ++k) {
+    if (recs[ops->coll[k]].op_index != first + k) return;
+  }
+  ops->coll_dense = true;
+  ops->coll_first = first;
 }
 
 int32_t JobIndex::GroupOf(int32_t process, int32_t comm) const {
@@ -152,6 +166,10 @@ const OpRecord* JobIndex::FindColl(int32_t group, int32_t rank, uint64_t index) 
   const MemberOps* ops = Ops(group, rank);
   if (ops == nullptr) return nullptr;
   const std::vector<OpRecord>& recs = Comm(groups_[group].members[rank]).records;
+  if (ops->coll_dense) {
+    if (index < ops->coll_first || index - ops->coll_first >= ops->coll.size()) return nullptr;
+    return &recs[ops->coll[index - ops->coll_first]];
+  }
   auto it = std::lower_bound(ops->coll.begin(), ops->coll.end(), index,
                              [&recs](uint32_t pos, uint64_t v) { return recs[pos].op_index < v; });
   if (it == ops->coll.end() || recs[*it].op_index != index) return nullptr;

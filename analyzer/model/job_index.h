@@ -3,7 +3,9 @@
 // that any (comm, rank, op) lookup is a binary search, never a scan.
 //
 // Memory: two vectors per member (collective positions and p2p keys), sized
-// once; no allocation per record. Building is O(records log records).
+// once; no allocation per record. Building is O(records log records); a
+// collective lookup is O(1) when a member's indices are contiguous (always,
+// unless records were torn), else a binary search.
 #ifndef FLIGHTREC_ANALYZER_MODEL_JOB_INDEX_H_
 #define FLIGHTREC_ANALYZER_MODEL_JOB_INDEX_H_
 
@@ -56,6 +58,21 @@ class JobIndex {
   int64_t LastP2pIndex(int32_t group, int32_t rank, int32_t peer, bool send) const;
   // Oldest collective index still held by a member (records not overwritten).
   uint64_t FirstCollIndex(int32_t group, int32_t rank) const;
+  // Calls fn(const OpRecord&) for the member's collectives in ascending op
+  // index, once per index (the record FindColl returns). Sequential access:
+  // for passes over every op of every member.
+  template <typename Fn>
+  void ForEachColl(int32_t group, int32_t rank, Fn&& fn) const {
+    const MemberOps* ops = Ops(group, rank);
+    if (ops == nullptr) return;
+    const std::vector<OpRecord>& recs = Comm(groups_[group].members[rank]).records;
+    const OpRecord* prev = nullptr;
+    for (uint32_t pos : ops->coll) {
+      if (prev != nullptr && recs[pos].op_index == prev->op_index) continue;
+      prev = &recs[pos];
+      fn(*prev);
+    }
+  }
 
  private:
   struct P2pKey {
@@ -68,10 +85,15 @@ class JobIndex {
   struct MemberOps {
     std::vector<uint32_t> coll;  // positions of collective records
     std::vector<P2pKey> p2p;     // sorted
+    // coll[k] holds op index coll_first + k (the normal case: one record per
+    // index, none torn), so a lookup is a subtraction, not a search.
+    bool coll_dense = false;
+    uint64_t coll_first = 0;
   };
   const MemberOps* Ops(int32_t group, int32_t rank) const;
   void BuildGroups();
   void BuildOps();
+  static void MarkDense(const std::vector<OpRecord>& recs, MemberOps* ops);
 
   const std::vector<ProcessSnapshot>& processes_;
   std::vector<CommGroup> groups_;

@@ -84,16 +84,17 @@ class CollChecker {
       lo = std::max(lo, index_.FirstCollIndex(group_, r));
       hi = std::min(hi, c.coll_count - 1);
     }
-    if (present < 2 || lo == UINT64_MAX) return;
-    uint64_t bad = 0;
-    Finding first;
+    if (present < 2 || lo == UINT64_MAX || hi < lo) return;
     // Only indices every member still holds are compared: a wrapped ring
-    // simply has fewer of them.
-    for (uint64_t i = lo; i <= hi && hi != UINT64_MAX; ++i) {
-      if (CompareIndex(i, bad == 0 ? &first : nullptr)) ++bad;
-      if (i == UINT64_MAX - 1) break;
-    }
-    if (bad == 0) return;
+    // simply has fewer of them. Real rings hold far fewer than kMaxSpan ops;
+    // a file claiming more only has its newest kMaxSpan compared.
+    if (hi - lo >= kMaxSpan) lo = hi - kMaxSpan + 1;
+    std::vector<uint64_t> bad_indices;
+    FindDisagreements(lo, hi, &bad_indices);
+    if (bad_indices.empty()) return;
+    Finding first;
+    CompareIndex(bad_indices.front(), &first);
+    const uint64_t bad = bad_indices.size();
     if (bad > 1) {
       first.summary += "; " + std::to_string(bad - 1) + " later op" + (bad > 2 ? "s" : "") +
                        " on this comm also differ";
@@ -102,6 +103,34 @@ class CollChecker {
   }
 
  private:
+  static constexpr uint64_t kMaxSpan = uint64_t{1} << 22;
+
+  // The indices in [lo, hi] where some member disagrees with the lowest
+  // rank holding that index, ascending. One sequential pass per member over
+  // its own records (not one lookup per (index, member)), so the cost is
+  // the number of records, with no cache miss per comparison.
+  void FindDisagreements(uint64_t lo, uint64_t hi, std::vector<uint64_t>* bad_indices) {
+    const CommGroup& g = index_.groups()[group_];
+    std::vector<const OpRecord*> ref(static_cast<size_t>(hi - lo + 1), nullptr);
+    std::vector<char> bad(ref.size(), 0);
+    for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
+      index_.ForEachColl(group_, r, [&](const OpRecord& rec) {
+        if (rec.op_index < lo || rec.op_index > hi) return;
+        const size_t k = static_cast<size_t>(rec.op_index - lo);
+        if (ref[k] == nullptr) {
+          ref[k] = &rec;
+          return;
+        }
+        for (int field = 0; field < kNumFields && !bad[k]; ++field) {
+          bad[k] = FieldOf(rec, field) != FieldOf(*ref[k], field);
+        }
+      });
+    }
+    for (size_t k = 0; k < bad.size(); ++k) {
+      if (bad[k]) bad_indices->push_back(lo + k);
+    }
+  }
+
   // True when members disagree at index i; fills *f for the first one.
   bool CompareIndex(uint64_t i, Finding* f) {
     const CommGroup& g = index_.groups()[group_];

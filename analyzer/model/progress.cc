@@ -19,15 +19,24 @@ uint64_t SnapshotTime(const ProcessSnapshot& p) {
   uint64_t newest = 0;
   for (const CommSnapshot& c : p.comms) {
     for (const OpRecord& r : c.records) {
-      newest =
-          std::max({newest, r.t_enqueue_ns, r.t_enqueued_ns, r.gpu_end_ns, r.t_last_progress_ns});
+      newest = std::max({newest, r.t_enqueue_ns, r.t_enqueued_ns, r.last_progress_ns()});
     }
   }
   return newest;
 }
 
+// A dump sealed because an op was stuck (timeout), because another rank
+// asked (trigger), or at exit is itself the evidence: nothing recorded in it
+// moves any more, so an op still pending when it was sealed is stuck however
+// young it is. Ages only matter for live rings and on-request dumps.
+bool SealedOnHang(const ProcessSnapshot& p) {
+  return p.is_dump && (p.dump_reason == format::kDumpTimeout ||
+                       p.dump_reason == format::kDumpTrigger || p.dump_reason == format::kDumpExit);
+}
+
 uint64_t StuckLimit(const ProcessSnapshot& p, const ProgressOptions& options) {
   if (options.stuck_after_ns != 0) return options.stuck_after_ns;
+  if (SealedOnHang(p)) return 0;
   if (p.watchdog_timeout_ns == 0) return kSecondNs;
   return std::min(p.watchdog_timeout_ns / 2, kSecondNs);
 }

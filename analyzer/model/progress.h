@@ -17,8 +17,9 @@ namespace analysis {
 
 struct ProgressOptions {
   // An op counts as stuck once it has been pending this long at the time of
-  // the snapshot. 0 = automatic: half the file's watchdog timeout, at most
-  // 1 s (1 s when the timeout is unknown).
+  // the snapshot. 0 = automatic: no minimum age in a dump sealed on timeout,
+  // trigger or exit (nothing in it can move any more); otherwise half the
+  // file's watchdog timeout, at most 1 s (1 s when the timeout is unknown).
   uint64_t stuck_after_ns = 0;
 };
 

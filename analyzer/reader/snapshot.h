@@ -54,6 +54,11 @@ struct OpRecord {
   uint64_t net_bytes = 0;
 
   bool is_p2p() const { return (flags & format::kFlagP2p) != 0; }
+  // When the op last moved. The hot path stamps t_last_progress_ns only at
+  // the first KernelCh start, so a finished op's GPU end is newer.
+  uint64_t last_progress_ns() const {
+    return t_last_progress_ns > gpu_end_ns ? t_last_progress_ns : gpu_end_ns;
+  }
 };
 
 // One communicator region.

@@ -83,15 +83,18 @@ ReadResult ReadSnapshotBytes(const uint8_t* data, size_t size, const std::string
     }
     return ParseImage(bytes, name, limits, std::move(snapshot));
   }
-  std::vector<uint8_t> image;
+  // Reused by every file this thread reads (see DecompressImage); the
+  // parsed snapshot copies what it keeps, so nothing points into it.
+  thread_local std::vector<uint8_t> image;
+  size_t image_size = 0;
   std::string error;
-  if (!reader_internal::DecompressImage(bytes, limits.max_image_size, &image, &error,
+  if (!reader_internal::DecompressImage(bytes, limits.max_image_size, &image, &image_size, &error,
                                         &snapshot.warnings)) {
     return Fail(name, error);
   }
   snapshot.compressed = true;
   snapshot.compressed_size = bytes.size;
-  return ParseImage(BoundedView{image.data(), image.size()}, name, limits, std::move(snapshot));
+  return ParseImage(BoundedView{image.data(), image_size}, name, limits, std::move(snapshot));
 }
 
 ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits) {

@@ -22,11 +22,14 @@ namespace reader_internal {
 // True when the view starts with the zstd frame magic.
 bool IsZstdFrame(BoundedView bytes);
 
-// Decompresses the frame at the start of `frame` into *image (at most
-// `max_size` bytes). On failure returns false with *error set (no file name
-// prefix). Non-fatal oddities (trailing bytes) are appended to *warnings.
-bool DecompressImage(BoundedView frame, uint64_t max_size, std::vector<uint8_t>* image,
-                     std::string* error, std::vector<std::string>* warnings);
+// Decompresses the frame at the start of `frame` into the first *image_size
+// bytes of *buffer (at most `max_size` bytes). The buffer only ever grows and
+// is never shrunk, so a caller that reuses it across files (one per reader
+// thread) pays no allocation, page fault or zero fill after the first file.
+// On failure returns false with *error set (no file name prefix). Non-fatal
+// oddities (trailing bytes) are appended to *warnings.
+bool DecompressImage(BoundedView frame, uint64_t max_size, std::vector<uint8_t>* buffer,
+                     size_t* image_size, std::string* error, std::vector<std::string>* warnings);
 
 }  // namespace reader_internal
 }  // namespace flightrec

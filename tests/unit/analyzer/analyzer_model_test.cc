@@ -309,6 +309,90 @@ TEST(AnalyzerP2pTest, SendRecvCountMismatchNamesBothSides) {
   EXPECT_TRUE(f->op.p2p);
 }
 
+// A torn record leaves a hole in a member's op indices: lookups around it
+// still work (binary search instead of the dense path) and the hole is
+// "not held", not a mismatch.
+TEST(JobIndexTest, TornRecordLeavesAHoleNotAMismatch) {
+  std::vector<ProcessSnapshot> procs = MakeJob(JobSpec{});
+  std::vector<OpRecord>& recs = procs[3].comms[0].records;  // rank 3, world
+  ASSERT_GT(recs.size(), 4u);
+  const uint64_t hole = recs[2].op_index;
+  recs.erase(recs.begin() + 2);
+  procs[3].comms[0].torn = 1;
+  Analyzed a(std::move(procs));
+  int32_t world = -1;
+  for (size_t g = 0; g < a.index.groups().size(); ++g) {
+    if (a.index.groups()[g].name == "world") world = static_cast<int32_t>(g);
+  }
+  ASSERT_GE(world, 0);
+  EXPECT_EQ(a.index.FindColl(world, 3, hole), nullptr);
+  ASSERT_NE(a.index.FindColl(world, 3, hole + 1), nullptr);
+  EXPECT_EQ(a.index.FindColl(world, 3, hole + 1)->op_index, hole + 1);
+  ASSERT_NE(a.index.FindColl(world, 3, hole - 1), nullptr);
+  EXPECT_EQ(a.index.FindColl(world, 3, hole - 1)->op_index, hole - 1);
+  EXPECT_EQ(a.First(FindingKind::kMismatch), nullptr);
+  EXPECT_EQ(a.result.verdict, Verdict::kHealthy);
+}
+
+// Several differing ops on one comm: the first is described, the rest
+// counted, whichever member holds them.
+TEST(AnalyzerMismatchTest, LaterDisagreementsAreCounted) {
+  std::vector<ProcessSnapshot> procs = MakeJob(JobSpec{});
+  std::vector<OpRecord>& recs = procs[6].comms[0].records;  // rank 6, world
+  ASSERT_GT(recs.size(), 4u);
+  recs[1].count += 1;
+  recs[3].count += 1;
+  recs[4].datatype = format::kTypeFloat64;
+  Analyzed a(std::move(procs));
+  const analysis::Finding* f = a.First(FindingKind::kMismatch);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->op.index, recs[1].op_index);
+  ASSERT_EQ(f->ranks.size(), 1u);
+  EXPECT_EQ(a.Pid(f->ranks[0].process), 4006);
+  EXPECT_NE(f->summary.find("2 later ops on this comm also differ"), std::string::npos)
+      << f->summary;
+}
+
+// An op still pending in a dump sealed on timeout, trigger or exit is stuck
+// however young; in a dump taken on request it must be older than the limit.
+TEST(ProgressTest, DumpSealedOnHangNeedsNoMinimumAge) {
+  JobSpec spec;
+  spec.fault = Fault::kGpuHang;
+  std::vector<ProcessSnapshot> procs = MakeJob(spec);
+  for (ProcessSnapshot& p : procs) {
+    uint64_t newest = 0;
+    for (const CommSnapshot& c : p.comms) {
+      for (const OpRecord& r : c.records) newest = std::max(newest, r.t_enqueue_ns);
+    }
+    p.dump_wall_ns = newest + 10 * kUs;  // sealed 10 us after the last op
+  }
+  auto stuck_count = [&procs](uint32_t reason, uint64_t stuck_after_ns) {
+    for (ProcessSnapshot& p : procs) p.dump_reason = reason;
+    analysis::JobIndex index(procs);
+    analysis::ProgressOptions options;
+    options.stuck_after_ns = stuck_after_ns;
+    const analysis::JobProgress progress = analysis::ComputeProgress(index, options);
+    int n = 0;
+    for (const analysis::ProcessProgress& pp : progress.processes) n += pp.stuck ? 1 : 0;
+    return n;
+  };
+  EXPECT_EQ(stuck_count(format::kDumpTimeout, 0), 8);
+  EXPECT_EQ(stuck_count(format::kDumpTrigger, 0), 8);
+  EXPECT_EQ(stuck_count(format::kDumpExit, 0), 8);
+  EXPECT_EQ(stuck_count(format::kDumpRequest, 0), 0);
+  // An explicit --stuck-after still applies to every dump.
+  EXPECT_EQ(stuck_count(format::kDumpTimeout, 1000 * 1000 * kUs), 0);
+}
+
+TEST(OpRecordTest, LastProgressIsTheNewerOfProgressAndGpuEnd) {
+  OpRecord r;
+  r.t_last_progress_ns = 100;  // first KernelCh start only
+  r.gpu_end_ns = 250;
+  EXPECT_EQ(r.last_progress_ns(), 250u);
+  r.gpu_end_ns = 0;  // not finished
+  EXPECT_EQ(r.last_progress_ns(), 100u);
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace flightrec

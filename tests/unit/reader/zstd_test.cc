@@ -135,5 +135,32 @@ TEST(ZstdDumpTest, CompressedRingKindIsAWarning) {
   EXPECT_EQ(r.snapshot.warnings[0], "zstd-compressed image whose header says ring");
 }
 
+// The reader reuses one decompression buffer per thread: a small dump read
+// after a large one must see only its own bytes, never the larger image's.
+TEST(ZstdDumpTest, SmallDumpAfterLargeOneOnTheSameThreadIsReadAlone) {
+  ImageBuilder big(4, 64);
+  big.Claim(0, 0x99, 0, 2, "world");
+  for (uint64_t i = 0; i < 64; ++i) big.Append(0, ImageBuilder::Coll(i, 500 + i));
+  ReadResult first = Read(big.DumpBytes(1));
+  ASSERT_TRUE(first.ok) << first.error;
+  ASSERT_EQ(first.snapshot.comms.at(0).records.size(), 64u);
+
+  ReadResult second = Read(SmallImage().DumpBytes(2));
+  ASSERT_TRUE(second.ok) << second.error;
+  ASSERT_EQ(second.snapshot.comms.size(), 1u);
+  EXPECT_EQ(second.snapshot.comms[0].name, "dp");
+  ASSERT_EQ(second.snapshot.comms[0].records.size(), 5u);
+  EXPECT_EQ(second.snapshot.comms[0].records[4].count, 104u);
+  EXPECT_TRUE(second.snapshot.warnings.empty());
+
+  // A failed frame in between leaves no state behind either.
+  std::vector<uint8_t> bad = SmallImage().DumpBytes(3);
+  bad.resize(bad.size() / 2);
+  EXPECT_FALSE(Read(bad).ok);
+  ReadResult third = Read(SmallImage().DumpBytes(4));
+  ASSERT_TRUE(third.ok) << third.error;
+  EXPECT_EQ(third.snapshot.comms.at(0).records.size(), 5u);
+}
+
 }  // namespace
 }  // namespace flightrec
