@@ -29,7 +29,7 @@ void* Encode(HandleKind kind, const DecodedHandle& owner, uint64_t payload) {
 // The live comm a decoded handle names, or nullptr after counting it stale
 // (finalized, or the region was reused by a newer comm).
 CommRecorder* LiveComm(const DecodedHandle& d) {
-  CommRecorder* comm = CommByRegion(d.region, d.generation_low8);
+  CommRecorder* comm = rec::LookupComm(d.region, d.generation_low8);  // inline CommByRegion
   if (comm == nullptr) CountProcessDrop(format::kDropStaleHandle);
   return comm;
 }
@@ -205,7 +205,7 @@ void* StartProxyStep(void* parent) {
 void CountUnknownEvent(void* context) {
   const DecodedHandle d = DecodeHandle(context);
   CommRecorder* comm =
-      d.kind == HandleKind::kContext ? CommByRegion(d.region, d.generation_low8) : nullptr;
+      d.kind == HandleKind::kContext ? rec::LookupComm(d.region, d.generation_low8) : nullptr;
   if (comm != nullptr) {
     comm->CountDrop(format::kDropUnknownEvent);
   } else {

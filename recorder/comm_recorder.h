@@ -101,6 +101,8 @@ class CommRecorder {
     uint64_t graph_captured;
   };
   static constexpr uint32_t kApiSlots = 256;  // power of two
+  // See NoteGpuOffset: header writes per comm are batched by this much.
+  static constexpr uint64_t kGpuOffsetBatch = 64;
 
   // The record of slot sequence `seq` while it still belongs to `seq`;
   // otherwise counts kDropStaleHandle and returns nullptr.
@@ -122,7 +124,10 @@ class CommRecorder {
   int32_t rank_ = -1;       // relaxed atomic (BindCommIdentity may set it)
   uint32_t finalized_ = 0;  // relaxed atomic; set by CloseComm
   uint32_t identity_bound_ = 0;
-  uint64_t api_next_ = 0;  // relaxed atomic ticket counter
+  // GPU offset observations not yet added to the header (proxy thread).
+  // Its own cache line: the launch thread writes api_next_ and api_.
+  alignas(64) uint64_t gpu_offset_pending_ = 0;
+  alignas(64) uint64_t api_next_ = 0;  // relaxed atomic ticket counter
   ApiSlot api_[kApiSlots] = {};
 };
 

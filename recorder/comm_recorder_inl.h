@@ -22,6 +22,13 @@ namespace rec {
 // 0 once recording is off for the whole process (fork child). Relaxed: a
 // late reader just records one more op into memory nobody reads.
 extern uint32_t g_hot_enabled;
+// region index -> live CommRecorder (or nullptr); defined and written by
+// process_recorder.cc.
+extern CommRecorder* g_comm_table[format::kMaxRegions];
+
+// CommByRegion's body, inline: every event that carries a handle resolves
+// it, ~20 per collective, and the out-of-line call was ~9 % of the hot path.
+inline CommRecorder* LookupComm(uint32_t region_index, uint32_t generation_low8);
 }  // namespace rec
 
 inline uint32_t CommRecorder::region_index() const { return region_index_; }
@@ -30,6 +37,17 @@ inline int32_t CommRecorder::rank() const { return rec::LoadRelaxed(&rank_); }
 inline bool CommRecorder::finalized() const { return rec::LoadRelaxed(&finalized_) != 0; }
 
 inline uint64_t CommRecorder::NowNs() { return rec::ClockNowNs(); }
+
+inline CommRecorder* rec::LookupComm(uint32_t region_index, uint32_t generation_low8) {
+  if (region_index >= format::kMaxRegions) return nullptr;
+  if (LoadRelaxed(&g_hot_enabled) == 0) return nullptr;  // fork child
+  // Pairs with the release stores in ProcessRecorder::OpenComm / Retire.
+  CommRecorder* c = __atomic_load_n(&g_comm_table[region_index], __ATOMIC_ACQUIRE);
+  if (c == nullptr || c->generation_low8() != (generation_low8 & 0xffu) || c->finalized()) {
+    return nullptr;
+  }
+  return c;
+}
 
 inline void CommRecorder::CountDrop(format::DropCause cause) {
   const uint32_t c = static_cast<uint32_t>(cause);
@@ -180,13 +198,22 @@ inline void CommRecorder::MarkCompletionTracked() {
 
 inline void CommRecorder::NoteGpuOffset(uint64_t gpu_timer_ns, uint64_t now) {
   // Several proxy threads may race here; a lost minimum only makes the
-  // estimate slightly looser (benign), so relaxed load + store is enough.
+  // estimate slightly looser (benign), so relaxed loads and stores suffice.
+  // The header line is shared by every communicator's proxy thread: it is
+  // written only when the minimum improves or every kGpuOffsetBatch-th
+  // observation of this comm, so the sample count may lag by less than that
+  // per comm (it is informational; readers only test it against 0).
   const int64_t offset = static_cast<int64_t>(now - gpu_timer_ns);
-  const uint64_t samples = rec::LoadRelaxed(&header_->gpu_offset_samples);
-  if (samples == 0 || offset < rec::LoadRelaxed(&header_->gpu_to_mono_offset_ns)) {
-    rec::StoreRelaxed(&header_->gpu_to_mono_offset_ns, offset);
+  const uint64_t pending = rec::LoadRelaxed(&gpu_offset_pending_) + 1;
+  const bool improves = rec::LoadRelaxed(&header_->gpu_offset_samples) == 0 ||
+                        offset < rec::LoadRelaxed(&header_->gpu_to_mono_offset_ns);
+  if (!improves && pending < kGpuOffsetBatch) {
+    rec::StoreRelaxed(&gpu_offset_pending_, pending);
+    return;
   }
-  rec::StoreRelaxed(&header_->gpu_offset_samples, samples + 1);
+  if (improves) rec::StoreRelaxed(&header_->gpu_to_mono_offset_ns, offset);
+  rec::AddRelaxed(&header_->gpu_offset_samples, pending);
+  rec::StoreRelaxed(&gpu_offset_pending_, uint64_t{0});
 }
 
 namespace rec {
@@ -205,8 +232,8 @@ inline uint8_t Bump(uint8_t* counter) {
 inline void CommRecorder::KernelStart(uint64_t seq, uint64_t gpu_timer_ns) {
   format::Record* r = LiveSlot(seq);
   if (r == nullptr) return;
-  MarkCompletionTracked();
   const bool first = rec::Bump(&r->channels_started) == 1;
+  if (first) MarkCompletionTracked();  // once per op is enough (per region, really)
   if (gpu_timer_ns != 0) {
     const uint64_t cur = rec::LoadRelaxed(&r->gpu_start_raw);
     if (cur == 0 || gpu_timer_ns < cur) rec::StoreRelaxed(&r->gpu_start_raw, gpu_timer_ns);

@@ -5,6 +5,12 @@
 // `<dumpdir>/flightrec-<job>-<host>-<pid>-<seq>.frdump`. Validation of the
 // copied records is the reader's job (commit words + checksums).
 //
+// The copy goes into fresh zeroed memory on 2 MB pages (few page faults):
+// header and region table first, then only the slots each region's copied
+// head says were ever claimed (min(head, capacity)); the rest stays zero, as
+// in a fresh ring, and costs zstd almost nothing. The zstd context is kept
+// across seals (created by the first).
+//
 // Not thread-safe: one DumpWriter is used by one thread at a time (the
 // watchdog, or the closing thread after the watchdog was joined).
 #ifndef FLIGHTREC_RECORDER_DUMP_WRITER_H_
@@ -18,15 +24,22 @@
 #include "recorder/recorder.h"
 #include "recorder/ring_file.h"
 
+struct ZSTD_CCtx_s;
+
 namespace flightrec {
 namespace rec {
 
-// Images above this size are not dumped (the copy and the compressed buffer
-// must fit in memory next to the host's); the ring file itself remains.
+// Images above this size are not dumped (the compressed buffer must fit in
+// memory next to the host's); the ring file itself remains.
 constexpr uint64_t kMaxDumpImageBytes = 1ULL << 30;
 
 class DumpWriter {
  public:
+  DumpWriter() = default;
+  ~DumpWriter();
+  DumpWriter(const DumpWriter&) = delete;
+  DumpWriter& operator=(const DumpWriter&) = delete;
+
   void Init(const RingMapping* ring, const Config* cfg, const char* host, LogFn log);
 
   // Seals one dump. False (with one log line) when MAX_DUMPS is reached or
@@ -37,9 +50,11 @@ class DumpWriter {
   bool exhausted() const { return sealed_ >= max_dumps_; }
 
  private:
+  // `image`: file_size zeroed bytes.
   bool SealInto(unsigned char* image, format::DumpReason reason, const char* detail,
                 const char* path, char* err, size_t err_len);
 
+  ZSTD_CCtx_s* cctx_ = nullptr;  // created by the first seal, reused
   const RingMapping* ring_ = nullptr;
   const char* dump_dir_ = nullptr;
   const char* job_ = nullptr;
@@ -50,8 +65,9 @@ class DumpWriter {
   bool limit_logged_ = false;
 };
 
-// Copies `size` bytes of a live image with relaxed 8-byte loads (writers may
-// be storing concurrently; torn records are caught by the reader).
+// Copies `size` bytes (a multiple of 8) of a live image with relaxed 8-byte
+// loads (writers may be storing concurrently; torn records are caught by the
+// reader).
 void CopyLiveImage(const unsigned char* src, unsigned char* dst, uint64_t size);
 
 }  // namespace rec

@@ -19,8 +19,8 @@
 namespace flightrec {
 
 namespace rec {
-// region index -> live CommRecorder (or nullptr); read by CommByRegion.
-extern CommRecorder* g_comm_table[format::kMaxRegions];
+// g_comm_table (region index -> live CommRecorder) is declared in
+// comm_recorder_inl.h, next to the inline lookup that reads it.
 // The live ring's header while a process recorder runs, else nullptr; and
 // process drops counted while there was none (CountProcessDrop).
 extern format::FileHeader* g_live_header;

@@ -94,14 +94,7 @@ void CloseComm(CommRecorder* comm) {
 }
 
 CommRecorder* CommByRegion(uint32_t region_index, uint32_t generation_low8) {
-  if (region_index >= format::kMaxRegions) return nullptr;
-  if (rec::LoadRelaxed(&rec::g_hot_enabled) == 0) return nullptr;  // fork child
-  // Pairs with the release stores in ProcessRecorder::OpenComm / Retire.
-  CommRecorder* c = __atomic_load_n(&rec::g_comm_table[region_index], __ATOMIC_ACQUIRE);
-  if (c == nullptr || c->generation_low8() != (generation_low8 & 0xffu) || c->finalized()) {
-    return nullptr;
-  }
-  return c;
+  return rec::LookupComm(region_index, generation_low8);  // inline for the plugin's hot path
 }
 
 void CountProcessDrop(format::DropCause cause) {
