@@ -12,6 +12,9 @@
 #include "recorder/process_recorder.h"
 #include "recorder/watchdog.h"
 
+extern "C" int __cxa_atexit(void (*fn)(void*), void* arg, void* dso);
+extern "C" void* __dso_handle __attribute__((visibility("hidden")));
+
 namespace flightrec {
 
 namespace rec {
@@ -30,9 +33,12 @@ bool g_child_logged = false;
 int g_api_version = 0;
 pthread_once_t g_hooks_once = PTHREAD_ONCE_INIT;
 
-// On glibc, atexit() from a shared object is tied to that object and also
-// runs at dlclose, so this never runs after our code is gone.
-void OnExit() {
+// Registered with __cxa_atexit and our own __dso_handle (what glibc's atexit
+// does for a shared object): glibc runs it at exit or at our dlclose,
+// whichever comes first, so it never runs after our code is gone. Calling
+// atexit() directly is not enough under TSan, whose atexit interceptor drops
+// the handle and calls into the unloaded plugin at exit.
+void OnExit(void*) {
   pthread_mutex_lock(&g_mutex);
   if (g_process != nullptr && !g_forked_child) g_process->ExitHandler();
   pthread_mutex_unlock(&g_mutex);
@@ -49,7 +55,7 @@ void AfterForkChild() {
 }
 
 void InstallHooks() {
-  atexit(&OnExit);
+  __cxa_atexit(&OnExit, nullptr, &__dso_handle);
   pthread_atfork(&BeforeFork, &AfterForkParent, &AfterForkChild);
 }
 
