@@ -10,6 +10,10 @@
 namespace flightrec {
 namespace analysis {
 
+// The largest communicator the analyzer believes in (NCCL's nranks is an
+// int; the largest jobs today have ~1e5 ranks).
+constexpr int32_t kMaxPlausibleRanks = 1 << 20;
+
 bool JobIndex::P2pKey::operator<(const P2pKey& o) const {
   return std::tie(peer, send, index) < std::tie(o.peer, o.send, o.index);
 }
@@ -66,6 +70,15 @@ void JobIndex::BuildGroups() {
       max_rank = std::max(max_rank, c.rank);
     }
     if (g.nranks == 0) g.nranks = max_rank + 1;  // API v1-v3 do not say
+    // nranks comes from untrusted files and sizes a dense table: beyond any
+    // real job it is corruption, and must not become a multi-GB allocation.
+    if (g.nranks > kMaxPlausibleRanks) {
+      std::snprintf(
+          buf, sizeof(buf), "comm 0x%016" PRIx64 ": nranks %d is implausible (limit %d); using %d",
+          g.comm_id, g.nranks, kMaxPlausibleRanks, std::min(max_rank + 1, kMaxPlausibleRanks));
+      warnings_.push_back(buf);
+      g.nranks = std::min(max_rank + 1, kMaxPlausibleRanks);
+    }
     g.members.assign(static_cast<size_t>(std::max(g.nranks, 0)), MemberRef{});
     const int32_t group_index = static_cast<int32_t>(groups_.size());
     for (size_t i = lo; i < hi; ++i) {
