@@ -21,9 +21,9 @@ namespace bench {
 
 namespace abi = nccl_abi;
 
-constexpr int kChannels = 8;        // KernelCh events per collective
-constexpr int kProxyOps = 2;        // ProxyOps per collective (network variant)
-constexpr int kStepsPerProxyOp = 4; // ProxySteps per ProxyOp
+constexpr int kChannels = 8;         // KernelCh events per collective
+constexpr int kProxyOps = 2;         // ProxyOps per collective (network variant)
+constexpr int kStepsPerProxyOp = 4;  // ProxySteps per ProxyOp
 constexpr uint64_t kStepBytes = 1 << 20;
 
 inline void SilentLogger(int, unsigned long, const char*, int, const char*, ...) {}
@@ -184,8 +184,7 @@ class Comm {
   int mask_ = 0;
   uint64_t seq_ = 0;
   uint64_t gpu_ns_ = 1000000;
-  abi::EventDescrV5 group_api_, coll_api_, launch_, group_, coll_, kernel_, proxy_op_,
-      proxy_step_;
+  abi::EventDescrV5 group_api_, coll_api_, launch_, group_, coll_, kernel_, proxy_op_, proxy_step_;
 };
 
 }  // namespace bench

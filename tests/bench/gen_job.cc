@@ -180,8 +180,8 @@ int RunRank(const Options& o, int rank) {
   setenv("NCCL_FLIGHTREC_RECORDS", std::to_string(o.records).c_str(), 1);
   setenv("NCCL_FLIGHTREC_MAX_COMMS", std::to_string(o.max_comms).c_str(), 1);
   CommRecorder* world = Open(0x3000000ULL, "world", rank, o.ranks);
-  CommRecorder* tp = Open(0x7000000ULL + static_cast<uint64_t>(rank / kTpSize), "tp",
-                          rank % kTpSize, kTpSize);
+  CommRecorder* tp =
+      Open(0x7000000ULL + static_cast<uint64_t>(rank / kTpSize), "tp", rank % kTpSize, kTpSize);
   CommRecorder* dp = Open(0xD000000ULL + static_cast<uint64_t>(rank % kTpSize), "dp",
                           rank / kTpSize, o.ranks / kTpSize);
   if (world == nullptr || tp == nullptr || dp == nullptr) {
@@ -235,9 +235,10 @@ int Generate(const Options& o) {
   }
   rmdir(rings.c_str());
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  printf("{\"ranks\": %d, \"records_per_rank\": %d, \"hung_rank\": %d, \"failed\": %d, "
-         "\"seconds\": %.3f}\n",
-         o.ranks, o.records, o.hung_rank, failed, s);
+  printf(
+      "{\"ranks\": %d, \"records_per_rank\": %d, \"hung_rank\": %d, \"failed\": %d, "
+      "\"seconds\": %.3f}\n",
+      o.ranks, o.records, o.hung_rank, failed, s);
   return failed == 0 ? 0 : 1;
 }
 
@@ -292,11 +293,12 @@ int Decompress(const Options& o) {
   for (int t = 0; t < o.threads; ++t) threads.emplace_back(worker);
   for (std::thread& t : threads) t.join();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  printf("{\"files\": %zu, \"compressed_bytes\": %llu, \"decompressed_bytes\": %llu, "
-         "\"threads\": %d, \"errors\": %llu, \"seconds\": %.3f}\n",
-         files.size(), static_cast<unsigned long long>(in_bytes.load()),
-         static_cast<unsigned long long>(out_bytes.load()), o.threads,
-         static_cast<unsigned long long>(errors.load()), s);
+  printf(
+      "{\"files\": %zu, \"compressed_bytes\": %llu, \"decompressed_bytes\": %llu, "
+      "\"threads\": %d, \"errors\": %llu, \"seconds\": %.3f}\n",
+      files.size(), static_cast<unsigned long long>(in_bytes.load()),
+      static_cast<unsigned long long>(out_bytes.load()), o.threads,
+      static_cast<unsigned long long>(errors.load()), s);
   return errors == 0 ? 0 : 1;
 }
 

@@ -8,8 +8,7 @@ namespace {
 
 namespace abi = flightrec::nccl_abi;
 
-abi::Result NoopInit(void** context, uint64_t, int*, const char*, int, int, int,
-                     abi::DebugLogger) {
+abi::Result NoopInit(void** context, uint64_t, int*, const char*, int, int, int, abi::DebugLogger) {
   static int dummy;
   *context = &dummy;
   return abi::kSuccess;

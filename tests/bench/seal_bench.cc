@@ -81,8 +81,8 @@ bool MapRingFile(const std::string& dir, rec::RingMapping* m) {
   if (fd < 0) return false;
   struct stat st;
   fstat(fd, &st);
-  void* base = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED,
-                    fd, 0);
+  void* base =
+      mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (base == MAP_FAILED) return false;
   m->base = static_cast<unsigned char*>(base);
@@ -275,7 +275,9 @@ BENCHMARK(BM_SealParts)
     ->Arg(1)
     ->Arg(-1)
     ->Arg(-4)
-    ->Iterations(20)->UseManualTime()->Unit(benchmark::kMillisecond);
+    ->Iterations(20)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace bench

@@ -62,7 +62,8 @@ const format::Record* Slot(const std::vector<unsigned char>& img, uint32_t r, ui
 bool SlotValid(const std::vector<unsigned char>& img, uint32_t r, uint64_t seq);
 
 // Log capture: a LogFn that appends each line to CapturedLog().
-void CaptureLog(int level, unsigned long flags, const char* file, int line, const char* fmt, ...);
+void CaptureLog(int level, unsigned long flags, const char* file, int line, const char* fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 std::string CapturedLog();  // a copy, taken under the capture lock
 
 // Polls `pred` every 5 ms for up to `seconds` (a bound on waiting for
