@@ -19,7 +19,8 @@ constexpr size_t kMaxLoggedLines = 4096;
 std::mutex g_log_mu;
 std::vector<std::string>* g_log_lines = new std::vector<std::string>();  // never freed: exit-safe
 
-void Logger(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
+__attribute__((format(printf, 5, 6))) void Logger(int level, unsigned long flags, const char* file,
+                                                  int line, const char* fmt, ...) {
   char buf[1024];
   va_list ap;
   va_start(ap, fmt);

@@ -1,6 +1,7 @@
-# cmake -DLIB=<plugin.so> -P check_needed.cmake
+# cmake -DLIB=<plugin.so> [-DSANITIZE=address|thread] -P check_needed.cmake
 # The plugin may depend only on libc, libstdc++, libm, libgcc_s, libzstd and
 # the dynamic loader: anything else could be missing or clash in the host.
+# A sanitizer build may also need its runtime (never shipped).
 execute_process(COMMAND readelf -d ${LIB}
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -16,8 +17,14 @@ endforeach()
 if(NOT needed)
   message(FATAL_ERROR "${LIB}: no NEEDED entries found (is this a shared library?)")
 endif()
+set(allowed "libc|libstdc\\+\\+|libm|libgcc_s|libzstd|ld-linux[-_a-z0-9]*")
+if(SANITIZE STREQUAL "address")
+  string(APPEND allowed "|libasan|libubsan")
+elseif(SANITIZE STREQUAL "thread")
+  string(APPEND allowed "|libtsan")
+endif()
 foreach(lib IN LISTS needed)
-  if(NOT lib MATCHES "^(libc|libstdc\\+\\+|libm|libgcc_s|libzstd|ld-linux[-_a-z0-9]*)\\.so(\\.[0-9]+)*$")
+  if(NOT lib MATCHES "^(${allowed})\\.so(\\.[0-9]+)*$")
     message(FATAL_ERROR "${LIB}: NEEDED ${lib} is not allowed (allowed: libc, libstdc++, libm, libgcc_s, libzstd, ld-linux)")
   endif()
 endforeach()

@@ -38,8 +38,9 @@ constexpr uint64_t kStepBytes = 4096;
 // Captures what the plugin logs through the logger we pass at init.
 inline char g_log_text[512];
 inline int g_log_calls = 0;
-inline void TestLogger(int level, unsigned long flags, const char* file, int line, const char* fmt,
-                       ...) {
+__attribute__((format(printf, 5, 6))) inline void TestLogger(int level, unsigned long flags,
+                                                             const char* file, int line,
+                                                             const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(g_log_text, sizeof(g_log_text), fmt, ap);
