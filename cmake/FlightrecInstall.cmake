@@ -16,7 +16,8 @@ install(EXPORT flightrecTargets NAMESPACE flightrec:: DESTINATION ${_fr_cmake_di
 export(EXPORT flightrecTargets NAMESPACE flightrec::
        FILE ${PROJECT_BINARY_DIR}/flightrecTargets.cmake)
 configure_package_config_file(cmake/flightrec-config.cmake.in
-  ${PROJECT_BINARY_DIR}/flightrec-config.cmake INSTALL_DESTINATION ${_fr_cmake_dir})
+  ${PROJECT_BINARY_DIR}/flightrec-config.cmake INSTALL_DESTINATION ${_fr_cmake_dir}
+  PATH_VARS CMAKE_INSTALL_LIBDIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/flightrec-config-version.cmake
   COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/flightrec-config.cmake
