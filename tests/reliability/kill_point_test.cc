@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -44,6 +45,10 @@ namespace {
 constexpr uint64_t kCapacity = 64;  // NCCL_FLIGHTREC_RECORDS (the minimum)
 constexpr int kRunsPerPoint = 50;
 constexpr uint64_t kMaxOps = 2000000;  // a child reaching this was never killed
+// during_seal: the seals run on the watchdog thread, so on a loaded machine
+// (sanitizers, parallel tests) the writer can finish kMaxOps before the k-th
+// seal; it keeps writing until this deadline instead of racing the watchdog.
+constexpr int kSealDeadlineS = 120;
 
 // What the child tells the parent; written before each next claim.
 struct Shared {
@@ -90,7 +95,8 @@ void Silent(int, unsigned long, const char*, int, const char*, ...) {}
   g_kill_point = point;
   g_kill_at = k;
   const bool seal = strcmp(point, "during_seal") == 0;
-  for (uint64_t i = 0; i < kMaxOps; ++i) {
+  const time_t deadline = time(nullptr) + kSealDeadlineS;
+  for (uint64_t i = 0; seal ? time(nullptr) < deadline : i < kMaxOps; ++i) {
     if (seal && i % 256 == 0) {
       // One dump in flight at a time, requested while we keep writing.
       size_t sealed = rel::ListFiles(dir, ".frdump").size();
