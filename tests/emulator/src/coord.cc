@@ -16,7 +16,7 @@ namespace emu {
 
 size_t CoordFileSize(int nranks, int ncomms) {
   return sizeof(CoordHeader) + sizeof(RankSlot) * nranks + sizeof(CommSlot) * ncomms +
-         sizeof(uint64_t) * 3 * static_cast<size_t>(ncomms) * nranks;
+         sizeof(uint64_t) * kCoordCounters * static_cast<size_t>(ncomms) * nranks;
 }
 
 Coord::~Coord() {
@@ -93,7 +93,7 @@ bool Coord::Open(const std::string& path, std::string* error) {
 
 uint64_t* Coord::Counter(int c, int which, int m) const {
   size_t n = header_->nranks;
-  return counters_ + (static_cast<size_t>(c) * 3 + which) * n + m;
+  return counters_ + (static_cast<size_t>(c) * kCoordCounters + which) * n + m;
 }
 
 void Coord::Publish(int c, uint64_t* counter, uint64_t value) {
@@ -103,18 +103,42 @@ void Coord::Publish(int c, uint64_t* counter, uint64_t value) {
   syscall(SYS_futex, &comms_[c].futex_word, FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
 }
 
-bool Coord::WaitAll(int c, int which, int n, uint64_t target, const volatile bool* stop) {
+template <typename Ready>
+bool Coord::WaitUntil(int c, Ready ready, const volatile bool* stop) {
   for (;;) {
     // Acquire: pairs with the release increment in Publish, so a change made
     // after this read makes the futex wait below return at once.
     uint32_t word = __atomic_load_n(&comms_[c].futex_word, __ATOMIC_ACQUIRE);
-    bool all = true;
-    for (int m = 0; m < n && all; ++m) all = Load(Counter(c, which, m)) >= target;
-    if (all) return true;
+    if (ready()) return true;
     if (stop != nullptr && *stop) return false;
     timespec timeout{0, 100 * 1000 * 1000};
     syscall(SYS_futex, &comms_[c].futex_word, FUTEX_WAIT, word, &timeout, nullptr, 0);
   }
+}
+
+bool Coord::WaitAll(int c, int which, int n, uint64_t target, const volatile bool* stop) {
+  return WaitUntil(
+      c,
+      [&] {
+        for (int m = 0; m < n; ++m) {
+          if (Load(Counter(c, which, m)) < target) return false;
+        }
+        return true;
+      },
+      stop);
+}
+
+bool Coord::WaitMembers(int c, int which, const std::vector<int>& members, uint64_t target,
+                        const volatile bool* stop) {
+  return WaitUntil(
+      c,
+      [&] {
+        for (int m : members) {
+          if (Load(Counter(c, which, m)) < target) return false;
+        }
+        return true;
+      },
+      stop);
 }
 
 }  // namespace emu

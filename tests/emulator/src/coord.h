@@ -19,12 +19,14 @@
 #include <stdint.h>
 
 #include <string>
+#include <vector>
 
 namespace flightrec {
 namespace emu {
 
 constexpr uint64_t kCoordMagic = 0x44524f4f43554d45ULL;  // "EMUCOORD"
-constexpr uint32_t kCoordVersion = 1;
+constexpr uint32_t kCoordVersion = 2;
+constexpr int kCoordCounters = 4;  // enqueued, reached, done, p2p
 
 enum RankState : uint32_t {
   kRankStarting = 0,
@@ -83,20 +85,27 @@ class Coord {
   uint64_t* enqueued(int c, int m) const { return Counter(c, 0, m); }
   uint64_t* reached(int c, int m) const { return Counter(c, 1, m); }
   uint64_t* done(int c, int m) const { return Counter(c, 2, m); }
+  uint64_t* p2p(int c, int m) const { return Counter(c, 3, m); }
 
   // Stores `value` (relaxed is not enough: waiters read with acquire, see
   // WaitAll) and wakes the comm's waiters.
   void Publish(int c, uint64_t* counter, uint64_t value);
   // Blocks until counters[c][member] >= target for every member < n, where
-  // `which` selects the array (0 enqueued, 1 reached, 2 done). Returns false
-  // if `*stop` becomes true first (polled at least every 100 ms).
+  // `which` selects the array (0 enqueued, 1 reached, 2 done, 3 p2p). Returns
+  // false if `*stop` becomes true first (polled at least every 100 ms).
   bool WaitAll(int c, int which, int n, uint64_t target, const volatile bool* stop);
+  // The same for the listed members only.
+  bool WaitMembers(int c, int which, const std::vector<int>& members, uint64_t target,
+                   const volatile bool* stop);
 
   static uint64_t Load(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
   static void Store(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 
  private:
   uint64_t* Counter(int c, int which, int m) const;
+  // Sleeps on comm c's futex word until ready() holds or *stop is set.
+  template <typename Ready>
+  bool WaitUntil(int c, Ready ready, const volatile bool* stop);
   bool Map(int fd, size_t size, std::string* error);
 
   void* base_ = nullptr;

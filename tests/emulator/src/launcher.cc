@@ -43,7 +43,17 @@ struct RankProc {
   bool killed_by_launcher = false;
 };
 
+// mkdir -p: the job dir (and the default dump dir under it) may be given
+// under a parent that does not exist yet.
 bool MakeDir(const std::string& dir, std::string* error) {
+  for (size_t slash = dir.find('/', 1); slash != std::string::npos;
+       slash = dir.find('/', slash + 1)) {
+    const std::string parent = dir.substr(0, slash);
+    if (mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) {
+      *error = parent + ": " + std::strerror(errno);
+      return false;
+    }
+  }
   if (mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) return true;
   *error = dir + ": " + std::strerror(errno);
   return false;

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "emulator/src/schedule.h"
+
 namespace flightrec {
 namespace emu {
 
@@ -92,6 +94,14 @@ bool Validate(Options* o, std::string* error) {
     if (f.rank < 0 || f.rank >= o->ranks) {
       *error = "--fault: rank " + std::to_string(f.rank) + " is not in 0.." +
                std::to_string(o->ranks - 1);
+      return false;
+    }
+    // A Send/Recv has no collective function to change (and turning a Send
+    // into a Recv is not a field mismatch): refuse rather than run clean.
+    if (f.kind == FaultKind::kMismatch && f.field == MismatchField::kFunc && IsP2pOp(f.op)) {
+      *error = "--fault mismatch:...:field=func: op " + std::to_string(f.op) +
+               " is the Send/Recv ring (op % " + std::to_string(kPeriod) +
+               " == 6), which has no collective function; use field=count or datatype";
       return false;
     }
   }

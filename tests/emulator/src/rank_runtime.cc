@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "emulator/src/nccl_logger.h"
@@ -279,7 +280,18 @@ void RankRuntime::RunOp(int64_t i) {
   launch->comm_global = c->info.global_index;
   launch->my_member = c->info.my_rank;
   launch->members = c->info.nranks;
-  launch->launch_index = c->launches++;
+  const uint64_t enqueued = ++c->launches;
+  launch->p2p =
+      !visible.calls.empty() && std::all_of(visible.calls.begin(), visible.calls.end(),
+                                            [](const Call& call) { return call.is_p2p(); });
+  launch->launch_index = launch->p2p ? c->p2p_launches++ : c->coll_launches++;
+  if (launch->p2p) {
+    for (const Call& call : visible.calls) {
+      if (std::find(launch->peers.begin(), launch->peers.end(), call.peer) == launch->peers.end()) {
+        launch->peers.push_back(call.peer);
+      }
+    }
+  }
   launch->op = i;
   launch->gpu_hang = opts_.FindFault(FaultKind::kGpuHang, opts_.rank, i) != nullptr;
   std::vector<void*> ordered_api;
@@ -296,7 +308,7 @@ void RankRuntime::RunOp(int64_t i) {
   WaitInFlight(kMaxInFlight);
   if (i == opts_.mark_op) coord_->rank(opts_.rank)->mark_wall_ns = WallNs();
   coord_->Publish(launch->comm_global, coord_->enqueued(launch->comm_global, launch->my_member),
-                  launch->launch_index + 1);
+                  enqueued);
   EmitLaunch(visible, c, mask, ordered_api, group_api, launch);
   __atomic_store_n(&coord_->rank(opts_.rank)->ops_enqueued, static_cast<uint64_t>(i + 1),
                    __ATOMIC_RELEASE);
@@ -369,6 +381,10 @@ void RankRuntime::StreamLoop() {
 void RankRuntime::ExecuteLaunch(const Launch& l) {
   CommState* c = &comms_[l.comm_local];
   uint64_t target = l.launch_index + 1;
+  if (l.p2p) {
+    ExecuteP2pLaunch(l);
+    return;
+  }
   coord_->Publish(l.comm_global, coord_->reached(l.comm_global, l.my_member), target);
   uint64_t start = GpuNow();
   for (size_t k = 0; k < l.tasks.size(); ++k) l.tasks[k]->gpu_start.store(start + k * 40);
@@ -384,6 +400,28 @@ void RankRuntime::ExecuteLaunch(const Launch& l) {
   // ... and finishes only once every member has done its share.
   coord_->Publish(l.comm_global, coord_->done(l.comm_global, l.my_member), target);
   coord_->WaitAll(l.comm_global, 2, l.members, target, &stop_);
+  uint64_t end = GpuNow();
+  for (size_t k = 0; k < l.tasks.size(); ++k) l.tasks[k]->gpu_end.store(end + k * 40);
+  Notify(c);
+}
+
+// A Send/Recv launch moves data as soon as the peers it talks to have posted
+// their matching launch (coord.h): it waits for them only, never for the rest
+// of the comm, and a hung kernel never posts, so it holds just its peers.
+void RankRuntime::ExecuteP2pLaunch(const Launch& l) {
+  CommState* c = &comms_[l.comm_local];
+  uint64_t target = l.launch_index + 1;
+  uint64_t start = GpuNow();
+  for (size_t k = 0; k < l.tasks.size(); ++k) l.tasks[k]->gpu_start.store(start + k * 40);
+  Notify(c);
+  if (l.gpu_hang) {
+    EMU_WARN("fault: rank %d kernel of op %lld never finishes", opts_.rank,
+             static_cast<long long>(l.op));
+    for (;;) pause();
+  }
+  coord_->Publish(l.comm_global, coord_->p2p(l.comm_global, l.my_member), target);
+  coord_->WaitMembers(l.comm_global, 3, l.peers, target, &stop_);
+  if (opts_.step_us > 0) usleep(static_cast<useconds_t>(opts_.step_us));
   uint64_t end = GpuNow();
   for (size_t k = 0; k < l.tasks.size(); ++k) l.tasks[k]->gpu_end.store(end + k * 40);
   Notify(c);

@@ -3,7 +3,8 @@
 //   user thread   API events (GroupApi/CollApi/P2pApi), launch events
 //                 (KernelLaunch/Group/Coll/P2p), as in profiler-api.md c.2-c.4
 //   GPU stream    executes launches in enqueue order; blocks in a collective
-//                 until every member's kernel arrived (coord.h)
+//                 until every member's kernel arrived, in a Send/Recv until
+//                 its peers' did (coord.h)
 //   proxy threads one per comm: KernelCh (c.5), ProxyOp/ProxyStep (c.6),
 //                 ProxyCtrl (c.7)
 #ifndef FLIGHTREC_TESTS_EMULATOR_SRC_RANK_RUNTIME_H_
@@ -57,6 +58,7 @@ class RankRuntime {
   // GPU stream thread.
   void StreamLoop();
   void ExecuteLaunch(const Launch& l);
+  void ExecuteP2pLaunch(const Launch& l);
   // Proxy thread of one comm (proxy_thread.cc).
   void ProxyLoop(CommState* c);
   bool ProxyPass(CommState* c, std::deque<std::shared_ptr<Task>>* tasks);

@@ -49,7 +49,9 @@ struct Launch {
   int comm_global = 0;  // index in the coordination file
   int my_member = 0;
   int members = 0;
-  uint64_t launch_index = 0;  // per comm, 0-based
+  uint64_t launch_index = 0;  // per comm and kind (collective / p2p), 0-based
+  bool p2p = false;           // only Send/Recv: pairs per peer (coord.h)
+  std::vector<int> peers;     // p2p: comm ranks it sends to or receives from
   int64_t op = 0;
   bool gpu_hang = false;
   std::vector<std::shared_ptr<Task>> tasks;
@@ -61,7 +63,9 @@ struct CommState {
   bool acquired = false;               // holds a loader reference
   void* ctx = nullptr;
   SeqCounters seq;
-  uint64_t launches = 0;
+  uint64_t launches = 0;       // every launch (coord enqueued counter)
+  uint64_t coll_launches = 0;  // collective launches: pair by order
+  uint64_t p2p_launches = 0;   // Send/Recv launches: pair per peer
   // Proxy thread ("NCCL Progress") of this comm.
   std::thread proxy;
   std::mutex mu;

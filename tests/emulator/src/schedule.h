@@ -60,6 +60,9 @@ struct Op {
   std::vector<Call> calls;  // API call order
 };
 
+// Op number i is the grouped Send/Recv ring (i % kPeriod == 6): no collective.
+inline bool IsP2pOp(int64_t i) { return i % kPeriod == 6; }
+
 // The op `rank` runs as its op number `i` (before faults).
 Op ScheduleOp(uint64_t seed, int64_t i, const Topology& topo, int rank);
 // Applies a mismatch fault to the op's first call.

@@ -49,6 +49,27 @@ TEST(Coord, WaitAllBlocksUntilEveryMemberPublished) {
   EXPECT_EQ(Coord::Load(b.reached(1, 2)), 5u);
 }
 
+// Send/Recv launches wait for their peers only (coord.h): a member that is
+// not listed does not hold them.
+TEST(Coord, WaitMembersWaitsForTheListedMembersOnly) {
+  std::string path = TempDir() + "/coord.shm";
+  Coord a;
+  std::string err;
+  ASSERT_TRUE(a.Create(path, 4, 1, "job", &err)) << err;
+  std::atomic<bool> released{false};
+  std::thread waiter([&] {
+    ASSERT_TRUE(a.WaitMembers(0, 3, {1, 3}, 2, nullptr));
+    released = true;
+  });
+  a.Publish(0, a.p2p(0, 1), 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_FALSE(released.load());
+  a.Publish(0, a.p2p(0, 3), 2);  // members 0 and 2 never publish
+  waiter.join();
+  EXPECT_TRUE(released.load());
+  EXPECT_EQ(Coord::Load(a.p2p(0, 0)), 0u);
+}
+
 TEST(Coord, OpenRejectsAForeignFileWithItsName) {
   std::string path = TempDir() + "/junk";
   std::ofstream(path) << std::string(4096, 'x');

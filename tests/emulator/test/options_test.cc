@@ -29,6 +29,14 @@ TEST(Options, ParsesFaultsAndRejectsBadOnesWithTheSpec) {
   EXPECT_FALSE(ParseOptions({"--ranks", "8", "--fault", "kill:rank=9:op=1"}, &bad, &err));
   EXPECT_NE(err.find("rank 9"), std::string::npos);
   EXPECT_FALSE(ParseOptions({"--ranks", "6", "--tp", "4"}, &bad, &err));
+  // The Send/Recv ring (op % 8 == 6) has no collective function to change.
+  Options p2p_func, p2p_count;
+  EXPECT_FALSE(ParseOptions({"--ranks", "8", "--fault", "mismatch:rank=1:op=14:field=func"},
+                            &p2p_func, &err));
+  EXPECT_NE(err.find("Send/Recv"), std::string::npos) << err;
+  EXPECT_TRUE(ParseOptions({"--ranks", "8", "--fault", "mismatch:rank=1:op=14:field=count"},
+                           &p2p_count, &err))
+      << err;
   EXPECT_FALSE(ParseOptions({"--bogus"}, &bad, &err));
   EXPECT_FALSE(ParseOptions({"--ops"}, &bad, &err));
   EXPECT_FALSE(ParseOptions({"--nccl-version", "3.0"}, &bad, &err));
