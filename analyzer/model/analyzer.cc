@@ -30,10 +30,21 @@ Verdict DecideVerdict(const JobIndex& index, const std::vector<Finding>& finding
   return slow ? Verdict::kSlow : Verdict::kHealthy;
 }
 
+// How direct a root cause's evidence is, lower first: seen in its own
+// records (shifted ops); named by what it did (skipped an op, stopped
+// outside NCCL, died); inferred from where it is blocked.
+int Directness(const Finding& f) {
+  if (f.from_records) return 0;
+  if (f.ranks.empty()) return 2;
+  const RankNote& n = f.ranks.front();
+  return n.skipped || n.where != Whereabouts::kInsideNccl ? 1 : 2;
+}
+
 void SortFindings(std::vector<Finding>* findings) {
   std::stable_sort(findings->begin(), findings->end(), [](const Finding& a, const Finding& b) {
     if (a.root_cause != b.root_cause) return a.root_cause;
     if (a.kind != b.kind) return a.kind < b.kind;
+    if (a.root_cause && Directness(a) != Directness(b)) return Directness(a) < Directness(b);
     // The most direct evidence first: the comm where fewest ranks lag.
     if (a.root_cause && a.ranks.size() != b.ranks.size()) return a.ranks.size() < b.ranks.size();
     if (a.group != b.group) return a.group < b.group;
@@ -43,13 +54,17 @@ void SortFindings(std::vector<Finding>* findings) {
   });
 }
 
-// Mismatch minorities and the top straggler are culprits too (the wait
-// graph only knows about hangs).
+// Mismatch minorities, members that skipped ops and the top straggler are
+// culprits too (the wait graph only knows whom hung processes wait for).
 void AddOtherCulprits(const std::vector<Finding>& findings, std::vector<Culprit>* culprits) {
   std::set<int32_t> named;
   for (const Culprit& c : *culprits) named.insert(c.process);
   for (const Finding& f : findings) {
-    if (f.kind == FindingKind::kMismatch && !f.contested) {
+    if (f.kind == FindingKind::kLaggingRank && f.root_cause && !f.ranks.empty() &&
+        f.ranks.front().skipped) {
+      const int32_t p = f.ranks.front().process;
+      if (p >= 0 && named.insert(p).second) culprits->push_back({p, -1, -1});
+    } else if (f.kind == FindingKind::kMismatch && !f.contested) {
       for (const RankNote& n : f.ranks) {
         if (n.process >= 0 && named.insert(n.process).second)
           culprits->push_back({n.process, -1, -1});
@@ -84,9 +99,14 @@ void AddNotes(const JobIndex& index, const JobProgress& progress, Analysis* a) {
 Analysis Analyze(const JobIndex& index, const AnalyzeOptions& options) {
   Analysis a;
   const JobProgress progress = ComputeProgress(index, options.progress);
-  const WaitGraph graph = BuildWaitGraph(index, progress);
-  DetectHang(index, progress, graph, &a.findings);
-  DetectMismatch(index, &a.findings);
+  // Members whose ops are the others' shifted skipped ops: they are root
+  // causes in the wait graph, and their ops are not field mismatches.
+  const std::vector<ShiftedMember> shifts = FindShiftedMembers(index);
+  std::vector<char> skippers(index.processes().size(), 0);
+  for (const ShiftedMember& m : shifts) skippers[m.process] = 1;
+  const WaitGraph graph = BuildWaitGraph(index, progress, skippers);
+  DetectHang(index, progress, graph, shifts, &a.findings);
+  DetectMismatch(index, shifts, &a.findings);
   const bool hung = std::any_of(a.findings.begin(), a.findings.end(),
                                 [](const Finding& f) { return IsHangKind(f.kind); });
   // Straggling is only meaningful for a run that kept going.

@@ -15,13 +15,33 @@
 namespace flightrec {
 namespace analysis {
 
-// lagging_rank, all_stuck, deadlock, dead_rank, missing_rank.
+// A member whose collectives on a comm are the others' shifted: from op
+// `index` on, its op #t is what the others ran as #t+shift (same func,
+// count, datatype and root). It left `shift` collectives out and went on, so
+// every later one pairs with the wrong op: a skip, not a field mismatch.
+// Found where the member first disagrees with the others.
+struct ShiftedMember {
+  int32_t group = -1;
+  int32_t rank = -1;       // comm rank
+  int32_t process = -1;    // index into the snapshots
+  uint64_t index = 0;      // the first op it left out (the others' numbering)
+  int64_t shift = 0;       // collectives left out
+  uint64_t matched = 0;    // its ops from `index` on that match once shifted
+  int32_t reference = -1;  // comm rank compared with
+  bool majority = false;   // the other members agree at `index` (2 or more)
+};
+std::vector<ShiftedMember> FindShiftedMembers(const JobIndex& index);
+
+// lagging_rank, all_stuck, deadlock, dead_rank, missing_rank; and the
+// lagging_rank of every shifted member (it skipped ops).
 void DetectHang(const JobIndex& index, const JobProgress& progress, const WaitGraph& graph,
-                std::vector<Finding>* out);
+                const std::vector<ShiftedMember>& shifts, std::vector<Finding>* out);
 
 // mismatch: collectives with a different func/count/datatype/root/seq at
-// the same op index, p2p pairs whose counts differ.
-void DetectMismatch(const JobIndex& index, std::vector<Finding>* out);
+// the same op index, p2p pairs whose counts differ. Shifted members are
+// left out of their comm's comparison (the shift explains their ops).
+void DetectMismatch(const JobIndex& index, const std::vector<ShiftedMember>& shifts,
+                    std::vector<Finding>* out);
 
 struct StragglerOptions {
   uint64_t min_late_ns = 1000000;  // typical lateness that counts (1 ms)

@@ -59,6 +59,11 @@ struct RankNote {
   OpRef blocked_op;            // kInsideNccl: the op it is in
   double late_ns = 0;          // straggler: typical lateness
   double caused_wait_ns = 0;   // straggler: time the others waited for it
+  // lagging_rank: it left the op out and went on (a root cause whatever it
+  // is blocked in now), rather than not having got there yet.
+  bool skipped = false;
+  // lagging_rank in a Send/Recv exchange: the Send or Recv it has not posted.
+  OpRef owed;
 };
 
 struct Finding {
@@ -73,7 +78,10 @@ struct Finding {
   bool root_cause = false;          // names a culprit (vs. a consequence)
   std::vector<std::string> fields;  // mismatch: "func", "count", ...
   bool contested = false;           // mismatch with no majority: nobody blamed
-  int32_t waiting = 0;              // members blocked in `op`
+  // lagging_rank seen in the member's own records (its ops are the others'
+  // shifted), the most direct evidence of a skip.
+  bool from_records = false;
+  int32_t waiting = 0;  // members blocked in `op`
   uint64_t waiting_since_wall_ns = 0;
 };
 

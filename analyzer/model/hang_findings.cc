@@ -43,21 +43,26 @@ std::string WhereText(const Context& ctx, const RankNote& n) {
   return "it is " + std::string(WhereaboutsName(n.where));
 }
 
-std::string LaggingSummary(const Context& ctx, const BlockedOp& op,
+std::string LaggingSummary(const Context& ctx, const BlockedOp& op, const OpRef& what,
                            const std::vector<RankNote>& lag) {
   const CommGroup& g = ctx.index.groups()[op.group];
   const RankNote& first = lag.front();
   std::string s = RankLabel(ctx.index, first.rank, first.process);
-  if (first.behind > 0) {
+  if (first.skipped) {
+    s += " is " + std::to_string(first.behind) + (op.op.p2p ? " p2p op" : " collective") +
+         (first.behind == 1 ? "" : "s") + " behind on " + CommLabel(g) + ": it skipped " +
+         OpLabel(what) + " (it never enqueued it but went on to " + OpLabel(first.blocked_op) +
+         " on " + CommLabel(ctx.index.groups()[first.blocked_group]) +
+         ", which the others enqueued only after it); its GPU is inside that op";
+  } else if (first.behind > 0) {
     s += " is " + std::to_string(first.behind) + (op.op.p2p ? " p2p op" : " collective") +
          (first.behind == 1 ? "" : "s") + " behind on " + CommLabel(g) + ": it never enqueued " +
-         OpLabel(op.op) + "; " + WhereText(ctx, first);
+         OpLabel(what) + "; " + WhereText(ctx, first);
   } else {
-    s += " holds up " + OpLabel(op.op) + " on " + CommLabel(g) +
+    s += " holds up " + OpLabel(what) + " on " + CommLabel(g) +
          ": it enqueued it but its GPU has not reached it; " + WhereText(ctx, first);
   }
-  const size_t members = op.op.p2p ? 2 : g.members.size();
-  s += "; " + std::to_string(op.waiting.size()) + " of " + std::to_string(members) +
+  s += "; " + std::to_string(op.waiting.size()) + " of " + std::to_string(op.members) +
        " ranks waiting since " + ClockTime(op.since_wall_ns);
   if (lag.size() > 1) {
     s += "; " + std::to_string(lag.size() - 1) + " more lagging (rank" +
@@ -77,24 +82,29 @@ void AddLagging(const Context& ctx, const BlockedOp& op, std::vector<Finding>* o
   auto is_culprit = [&ctx](const RankNote& n) { return ctx.culprit_procs.count(n.process) > 0; };
   std::stable_sort(lag.begin(), lag.end(), [&](const RankNote& a, const RankNote& b) {
     if (is_culprit(a) != is_culprit(b)) return is_culprit(a);
+    if (a.skipped != b.skipped) return a.skipped;
     if (a.behind != b.behind) return a.behind > b.behind;
     return a.rank < b.rank;
   });
   Finding f;
   f.kind = FindingKind::kLaggingRank;
   f.group = op.group;
-  f.op = op.op;
+  // In an exchange, the op is the Send/Recv the first laggard has not posted.
+  f.op = op.exchange && lag.front().owed.valid ? lag.front().owed : op.op;
   f.waiting = static_cast<int32_t>(op.waiting.size());
   f.waiting_since_wall_ns = op.since_wall_ns;
   f.root_cause = is_culprit(lag.front());
-  f.summary = LaggingSummary(ctx, op, lag);
-  // Not-yet-reached (behind 0) is an inference from enqueue order.
-  f.confidence = (lag.front().behind > 0 ? 0.95 : 0.8) * DataQuality(ctx.index, op.group, false);
+  f.summary = LaggingSummary(ctx, op, f.op, lag);
+  // Not-yet-reached (behind 0) is an inference from enqueue order, and so is
+  // a skip (from the others' order of the two ops).
+  const double base = lag.front().skipped ? 0.85 : lag.front().behind > 0 ? 0.95 : 0.8;
+  f.confidence = base * DataQuality(ctx.index, op.group, false);
   f.ranks = std::move(lag);
   out->push_back(std::move(f));
 }
 
-void AddAllStuck(const Context& ctx, const BlockedOp& op, std::vector<Finding>* out) {
+void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
+                 std::vector<Finding>* out) {
   const CommGroup& g = ctx.index.groups()[op.group];
   Finding f;
   f.kind = FindingKind::kAllStuck;
@@ -129,8 +139,12 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, std::vector<Finding>* 
     return a.rank < b.rank;
   });
   const RankNote& last = f.ranks.front();
-  f.summary = "all " + std::to_string(f.ranks.size()) + " ranks of " + CommLabel(g) +
-              " are inside " + OpLabel(op.op) + " and none finished (not a laggard problem); ";
+  f.summary = op.exchange ? "all " + std::to_string(f.ranks.size()) + " ranks of " + CommLabel(g) +
+                                " in the Send/Recv exchange of " + OpLabel(op.op) +
+                                " are inside it and none finished"
+                          : "all " + std::to_string(f.ranks.size()) + " ranks of " + CommLabel(g) +
+                                " are inside " + OpLabel(op.op) + " and none finished";
+  f.summary += " (not a laggard problem); ";
   if (last.late_ns < 0) {
     f.summary += std::to_string(never_started) + " never started it on the GPU, first " +
                  RankLabel(ctx.index, last.rank, last.process);
@@ -142,7 +156,13 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, std::vector<Finding>* 
                    ? "; network moved " + std::to_string(net_bytes) + " bytes, last progress at " +
                          ClockTime(last_progress)
                    : "; no network progress recorded";
+  if (behind_it > 0) {
+    f.summary += "; " + std::to_string(behind_it) + " more rank" +
+                 (behind_it == 1 ? " is" : "s are") + " blocked in later ops behind it";
+  }
   for (RankNote& n : f.ranks) n.late_ns = 0;
+  // The end of the wait chain: what to look at, though no process is to blame.
+  f.root_cause = true;
   f.confidence = (never_started == 0 ? 0.9 : 0.7) * DataQuality(ctx.index, op.group, false);
   out->push_back(std::move(f));
 }
@@ -219,10 +239,13 @@ void AddDead(const Context& ctx, int32_t p, std::vector<Finding>* out) {
   f.ranks.push_back(n);
   f.root_cause = ctx.culprit_procs.count(p) > 0;
   const uint64_t poll = snap.watchdog_poll_ns != 0 ? snap.watchdog_poll_ns : 1000000000ULL;
+  const std::string last = snap.heartbeat_wall_ns != 0
+                               ? "its heartbeat is "
+                               : "it never wrote a heartbeat and its last activity is ";
   f.summary = RankLabel(ctx.index, n.rank, p) + " on " + CommLabel(ctx.index.groups()[f.group]) +
-              " stopped: its heartbeat is " + Seconds(static_cast<double>(pp.heartbeat_gap_ns)) +
-              " older than the newest seen (poll " + Seconds(static_cast<double>(poll)) +
-              ") and it never exited";
+              " stopped: " + last + Seconds(static_cast<double>(pp.heartbeat_gap_ns)) +
+              " older than the newest heartbeat or hang dump of the job (poll " +
+              Seconds(static_cast<double>(poll)) + "), it sealed no dump and it never exited";
   if (pp.blocked()) {
     const OpRecord& r = snap.comms[pp.blocked_comm].records[pp.blocked_record];
     f.op = OpOf(r);
@@ -235,33 +258,163 @@ void AddDead(const Context& ctx, int32_t p, std::vector<Finding>* out) {
   out->push_back(std::move(f));
 }
 
+// One finding per comm that owns holes (JobIndex::MissingOwner): the holes
+// of the narrower comms it covers are the same processes, named once.
 void AddMissing(const Context& ctx, int32_t group, std::vector<Finding>* out) {
   const CommGroup& g = ctx.index.groups()[group];
   Finding f;
   f.kind = FindingKind::kMissingRank;
   f.group = group;
+  std::vector<std::string> covered;
+  for (size_t h = 0; h < ctx.index.groups().size(); ++h) {
+    if (static_cast<int32_t>(h) != group &&
+        ctx.index.MissingOwner(static_cast<int32_t>(h)) == group) {
+      covered.push_back(CommLabel(ctx.index.groups()[h]));
+    }
+  }
   for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
     if (g.members[r].present()) continue;
     RankNote n;
     n.rank = r;
     n.where = Whereabouts::kMissing;
     f.ranks.push_back(n);
-    f.root_cause = f.root_cause || ctx.culprit_missing.count({group, r}) > 0;
+  }
+  for (const auto& [cg, cr] : ctx.culprit_missing) {
+    f.root_cause = f.root_cause || ctx.index.MissingOwner(cg) == group;
   }
   f.summary = std::string(f.ranks.size() == 1 ? "rank " : "ranks ") + RankList(f.ranks, 0) +
               " of " + CommLabel(g) + " (" + std::to_string(g.nranks) + " ranks) " +
               (f.ranks.size() == 1 ? "has" : "have") + " no file: " + std::to_string(g.present) +
               " of " + std::to_string(g.nranks) + " members were read";
+  if (!covered.empty()) {
+    f.summary += "; the same process" + std::string(f.ranks.size() == 1 ? " is" : "es are") +
+                 " missing from " + std::to_string(covered.size()) + " narrower comm" +
+                 (covered.size() == 1 ? "" : "s") + " (" + covered.front() +
+                 (covered.size() > 1 ? ", ..." : "") + ")";
+  }
   if (f.root_cause) f.summary += "; other ranks are blocked waiting for it";
   // Only the missing penalty is known not to apply: the absence is a fact.
   f.confidence = DataQuality(ctx.index, group, false) / 0.8;
   out->push_back(std::move(f));
 }
 
+// Per op node: the all-in op it is a consequence of, or -1. An all-in
+// stuck op is its own; another op is a consequence when following its
+// laggards (through the ops they are blocked in) reaches an all-in stuck op
+// and nothing else: no culprit, skipper, missing or dead member, no cycle.
+// Memoized over the graph (acyclic once cycle members are excluded).
+std::vector<int32_t> AllStuckBehind(const Context& ctx) {
+  constexpr int32_t kUnknown = -3, kVisiting = -2, kOther = -1;
+  const WaitGraph& graph = ctx.graph;
+  const size_t n = graph.ops.size();
+  std::vector<int32_t> result(n, kUnknown);
+  auto leaf = [&](size_t i) {
+    const BlockedOp& op = graph.ops[i];
+    if (op.in_cycle) return kOther;
+    if (op.all_in()) return op.stuck ? static_cast<int32_t>(i) : kOther;
+    return kUnknown;
+  };
+  // The op a laggard leads to, or kOther when it ends the chain itself.
+  auto next_of = [&](const RankNote& l) {
+    if (l.where != Whereabouts::kInsideNccl || l.skipped || l.process < 0 ||
+        graph.skipper[l.process] || ctx.culprit_procs.count(l.process) > 0) {
+      return kOther;
+    }
+    return graph.op_of_process[l.process] < 0 ? kOther : graph.op_of_process[l.process];
+  };
+  for (size_t start = 0; start < n; ++start) {
+    if (result[start] != kUnknown) continue;
+    std::vector<std::pair<size_t, size_t>> stack{{start, 0}};  // (op, next laggard)
+    result[start] = kVisiting;
+    while (!stack.empty()) {
+      auto& [i, k] = stack.back();
+      const BlockedOp& op = graph.ops[i];
+      int32_t verdict = leaf(i);
+      if (verdict == kUnknown && op.laggards.empty()) verdict = kOther;
+      while (verdict == kUnknown && k < op.laggards.size()) {
+        const int32_t next = next_of(op.laggards[k]);
+        if (next == kOther) {
+          verdict = kOther;
+          break;
+        }
+        if (result[next] == kUnknown) break;  // descend first
+        if (result[next] == kVisiting || result[next] == kOther) {
+          verdict = kOther;  // a cycle the SCC pass cut, or a dead end
+          break;
+        }
+        ++k;  // leads to an all-in op: keep checking the others
+      }
+      if (verdict == kUnknown && k < op.laggards.size()) {
+        const int32_t next = next_of(op.laggards[k]);
+        result[next] = kVisiting;
+        stack.emplace_back(static_cast<size_t>(next), 0);
+        continue;
+      }
+      if (verdict == kUnknown) {
+        // Every laggard leads to an all-in stuck op: the first one's.
+        verdict = result[next_of(op.laggards.front())];
+      }
+      result[i] = verdict;
+      stack.pop_back();
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (result[i] < 0) result[i] = -1;
+  }
+  return result;
+}
+
+// The lagging_rank of a member whose ops are the others' shifted: it left
+// ops out and went on, whatever it is doing now.
+void AddShifted(const Context& ctx, const ShiftedMember& m, std::vector<Finding>* out) {
+  const CommGroup& g = ctx.index.groups()[m.group];
+  const OpRecord* skipped = ctx.index.FindColl(m.group, m.reference, m.index);
+  if (skipped == nullptr) return;
+  Finding f;
+  f.kind = FindingKind::kLaggingRank;
+  f.group = m.group;
+  f.op = OpOf(*skipped);
+  RankNote n;
+  n.rank = m.rank;
+  n.process = m.process;
+  n.behind = m.shift;
+  n.skipped = true;
+  const ProcessProgress& pp = ctx.progress.processes[m.process];
+  if (pp.dead) {
+    n.where = Whereabouts::kDead;
+  } else if (pp.blocked()) {
+    n.where = Whereabouts::kInsideNccl;
+    n.blocked_group = ctx.index.GroupOf(m.process, pp.blocked_comm);
+    const ProcessSnapshot& snap = ctx.index.processes()[m.process];
+    n.blocked_op = OpOf(snap.comms[pp.blocked_comm].records[pp.blocked_record]);
+  }
+  const std::string others =
+      m.majority ? "the other members'" : "rank " + std::to_string(m.reference) + "'s";
+  f.summary = RankLabel(ctx.index, n.rank, n.process) + " is " + std::to_string(m.shift) +
+              " collective" + (m.shift == 1 ? "" : "s") + " behind on " + CommLabel(g) +
+              ": it skipped " + OpLabel(f.op) +
+              (m.shift > 1 ? " and the " + std::to_string(m.shift - 1) + " after it" : "") +
+              " (its ops there from #" + std::to_string(m.index) + " on are " + others + " from #" +
+              std::to_string(m.index + static_cast<uint64_t>(m.shift)) + " on, " +
+              std::to_string(m.matched) + " compared), so each later one pairs with the wrong op";
+  if (!m.majority) {
+    f.summary += " (with two members it may instead be rank " + std::to_string(m.reference) +
+                 " that ran extra ops)";
+  }
+  f.summary += "; " + WhereText(ctx, n);
+  f.root_cause = true;
+  f.from_records = true;
+  // Fewer ops compared, or no majority to compare with: weaker evidence.
+  const double base = !m.majority ? 0.6 : m.matched < 2 ? 0.75 : 0.9;
+  f.confidence = base * DataQuality(ctx.index, m.group, true);
+  f.ranks.push_back(n);
+  out->push_back(std::move(f));
+}
+
 }  // namespace
 
 void DetectHang(const JobIndex& index, const JobProgress& progress, const WaitGraph& graph,
-                std::vector<Finding>* out) {
+                const std::vector<ShiftedMember>& shifts, std::vector<Finding>* out) {
   Context ctx{index, progress, graph, {}, {}};
   for (const Culprit& c : graph.culprits) {
     if (c.process >= 0) {
@@ -270,12 +423,22 @@ void DetectHang(const JobIndex& index, const JobProgress& progress, const WaitGr
       ctx.culprit_missing.emplace(c.group, c.rank);
     }
   }
-  for (const BlockedOp& op : graph.ops) {
+  // An op whose laggards are all inside ops that every member is stuck in
+  // (and lead to no culprit) is a consequence of that GPU/network hang, not
+  // a laggard problem: it is counted in the all_stuck finding instead.
+  const std::vector<int32_t> sink_of = AllStuckBehind(ctx);
+  std::vector<int32_t> behind(graph.ops.size(), 0);
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    if (sink_of[i] >= 0 && sink_of[i] != static_cast<int32_t>(i)) {
+      behind[sink_of[i]] += static_cast<int32_t>(graph.ops[i].waiting.size());
+    }
+  }
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const BlockedOp& op = graph.ops[i];
     if (!op.stuck || op.in_cycle) continue;
-    const size_t members = op.op.p2p ? 2 : index.groups()[op.group].members.size();
-    if (op.laggards.empty() && op.waiting.size() == members) {
-      AddAllStuck(ctx, op, out);
-    } else {
+    if (op.all_in()) {
+      AddAllStuck(ctx, op, behind[i], out);
+    } else if (sink_of[i] < 0) {
       AddLagging(ctx, op, out);
     }
   }
@@ -287,8 +450,10 @@ void DetectHang(const JobIndex& index, const JobProgress& progress, const WaitGr
   for (size_t p = 0; p < progress.processes.size(); ++p) {
     if (progress.processes[p].dead) AddDead(ctx, static_cast<int32_t>(p), out);
   }
+  for (const ShiftedMember& m : shifts) AddShifted(ctx, m, out);
   for (size_t g = 0; g < index.groups().size(); ++g) {
-    if (index.groups()[g].present < index.groups()[g].nranks) {
+    if (index.groups()[g].present < index.groups()[g].nranks &&
+        index.MissingOwner(static_cast<int32_t>(g)) == static_cast<int32_t>(g)) {
       AddMissing(ctx, static_cast<int32_t>(g), out);
     }
   }

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -17,9 +19,10 @@ namespace {
 namespace fs = std::filesystem;
 
 // A ring starts with the format magic, a dump with the zstd frame magic.
-bool LooksLikeFlightrec(const std::string& path) {
+// Returns "" for those, else why the file is not one.
+std::string NotFlightrec(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rbe");
-  if (f == nullptr) return false;
+  if (f == nullptr) return std::string("cannot open: ") + std::strerror(errno);
   unsigned char head[8] = {};
   const size_t n = std::fread(head, 1, sizeof(head), f);
   std::fclose(f);
@@ -27,8 +30,15 @@ bool LooksLikeFlightrec(const std::string& path) {
   uint32_t zstd = 0;
   if (n >= 4) __builtin_memcpy(&zstd, head, 4);
   if (n >= 8) __builtin_memcpy(&magic, head, 8);
-  return zstd == format::kZstdFrameMagic || magic == format::Magic();
+  if (zstd == format::kZstdFrameMagic || magic == format::Magic()) return "";
+  return n == 0 ? "empty file: not a flightrec ring or dump"
+                : "not a flightrec ring or dump (no ring or zstd magic); ignored";
 }
+
+// Files of ours that are never inputs: a dump or report still being
+// written (or left by a process killed before its rename), and the trigger
+// file ranks use to ask each other for dumps.
+bool Companion(const fs::path& p) { return p.extension() == ".tmp" || p.extension() == ".trigger"; }
 
 void Walk(const std::string& dir, std::vector<std::string>* files,
           std::vector<RejectedInput>* rejected) {
@@ -44,11 +54,14 @@ void Walk(const std::string& dir, std::vector<std::string>* files,
       return;
     }
     std::error_code fec;
-    // "*.tmp": a dump or report still being written (or left by a process
-    // killed before its rename); never a finished input.
-    if (it->path().extension() == ".tmp") continue;
-    if (it->is_regular_file(fec) && LooksLikeFlightrec(it->path().string())) {
+    if (Companion(it->path()) || !it->is_regular_file(fec)) continue;
+    // Anything else is listed: a file that is not ours is named with the
+    // reason it was not read, so nothing is dropped silently.
+    const std::string why = NotFlightrec(it->path().string());
+    if (why.empty()) {
       files->push_back(it->path().string());
+    } else {
+      rejected->push_back({it->path().string(), why});
     }
   }
 }

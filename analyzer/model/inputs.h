@@ -44,7 +44,9 @@ Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& opti
 
 // Files found under `paths` (directories walked recursively, sorted). A file
 // named explicitly is always returned; one found in a directory only when it
-// starts like a ring or a dump. Missing paths are reported in *rejected.
+// starts like a ring or a dump, else it is reported in *rejected with the
+// reason (except *.tmp and *.trigger, ours and never inputs). Missing paths
+// are reported in *rejected.
 std::vector<std::string> CollectFiles(const std::vector<std::string>& paths,
                                       std::vector<RejectedInput>* rejected);
 

@@ -29,6 +29,7 @@ JobIndex::JobIndex(const std::vector<ProcessSnapshot>& processes) : processes_(p
   ops_.resize(flat);
   BuildGroups();
   BuildOps();
+  BuildMissingOwners();
 }
 
 void JobIndex::BuildGroups() {
@@ -216,6 +217,83 @@ uint64_t JobIndex::FirstCollIndex(int32_t group, int32_t rank) const {
   const MemberOps* ops = Ops(group, rank);
   if (ops == nullptr || ops->coll.empty()) return UINT64_MAX;
   return Comm(groups_[group].members[rank]).records[ops->coll.front()].op_index;
+}
+
+void JobIndex::BuildMissingOwners() {
+  const size_t ng = groups_.size();
+  missing_owner_.resize(ng);
+  std::vector<int32_t> holed;
+  for (size_t g = 0; g < ng; ++g) {
+    missing_owner_[g] = static_cast<int32_t>(g);
+    if (groups_[g].present < groups_[g].nranks) holed.push_back(static_cast<int32_t>(g));
+  }
+  if (holed.size() < 2) return;
+  // Widest first: the first covering candidate found is the widest.
+  std::stable_sort(holed.begin(), holed.end(),
+                   [this](int32_t a, int32_t b) { return groups_[a].nranks > groups_[b].nranks; });
+  std::vector<char> in_wide(processes_.size(), 0);
+  for (size_t w = 0; w < holed.size(); ++w) {
+    const CommGroup& wide = groups_[holed[w]];
+    const int32_t wide_holes = wide.nranks - wide.present;
+    for (const MemberRef& m : wide.members) {
+      if (m.present()) in_wide[m.process] = 1;
+    }
+    for (size_t h = w + 1; h < holed.size(); ++h) {
+      const int32_t g = holed[h];
+      const CommGroup& narrow = groups_[g];
+      // Sorted widest first, so narrow is no wider; a comm of the same size
+      // with the same members (world == tp when there is one TP group) is
+      // covered by the first of them.
+      if (missing_owner_[g] != g || narrow.nranks - narrow.present > wide_holes) continue;
+      bool covered = true;
+      for (const MemberRef& m : narrow.members) {
+        if (m.present() && !in_wide[m.process]) {
+          covered = false;
+          break;
+        }
+      }
+      if (covered) missing_owner_[g] = holed[w];
+    }
+    for (const MemberRef& m : wide.members) {
+      if (m.present()) in_wide[m.process] = 0;
+    }
+  }
+}
+
+int32_t JobIndex::MissingOwner(int32_t group) const {
+  if (group < 0 || static_cast<size_t>(group) >= missing_owner_.size()) return group;
+  return missing_owner_[group];
+}
+
+std::pair<int32_t, int32_t> JobIndex::MissingIdentity(int32_t group, int32_t rank) const {
+  const int32_t owner = MissingOwner(group);
+  if (owner == group) return {group, rank};
+  const CommGroup& o = groups_[owner];
+  if (o.nranks - o.present != 1) return {group, rank};
+  for (int32_t r = 0; r < static_cast<int32_t>(o.members.size()); ++r) {
+    if (!o.members[r].present()) return {owner, r};
+  }
+  return {group, rank};
+}
+
+std::vector<std::pair<int32_t, int32_t>> JobIndex::MissingMemberships(int32_t group,
+                                                                      int32_t rank) const {
+  std::vector<std::pair<int32_t, int32_t>> out{{group, rank}};
+  const std::pair<int32_t, int32_t> self = MissingIdentity(group, rank);
+  const CommGroup& o = groups_[self.first];
+  if (o.nranks - o.present != 1) return out;
+  if (self != std::make_pair(group, rank)) out.push_back(self);
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (static_cast<int32_t>(g) == group || static_cast<int32_t>(g) == self.first ||
+        missing_owner_[g] != self.first) {
+      continue;
+    }
+    const CommGroup& h = groups_[g];
+    for (int32_t r = 0; r < static_cast<int32_t>(h.members.size()); ++r) {
+      if (!h.members[r].present()) out.emplace_back(static_cast<int32_t>(g), r);
+    }
+  }
+  return out;
 }
 
 }  // namespace analysis

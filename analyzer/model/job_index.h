@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzer/reader/snapshot.h"
@@ -58,6 +59,20 @@ class JobIndex {
   int64_t LastP2pIndex(int32_t group, int32_t rank, int32_t peer, bool send) const;
   // Oldest collective index still held by a member (records not overwritten).
   uint64_t FirstCollIndex(int32_t group, int32_t rank) const;
+
+  // Members with no file, named once. A process with no file leaves a hole
+  // in every comm it belongs to; a comm whose present members all belong to
+  // a wider comm (or an earlier one of the same size) that has at least as
+  // many holes is "covered": its holes are among that comm's (the widest
+  // such comm is the one that reports them). When that comm has a single
+  // hole, every covered hole is that process.
+  // The widest comm that reports group's holes (group itself when none).
+  int32_t MissingOwner(int32_t group) const;
+  // (group, rank) of a hole as its owner names it (itself when ambiguous).
+  std::pair<int32_t, int32_t> MissingIdentity(int32_t group, int32_t rank) const;
+  // Every (group, rank) hole known to be the same process as this one
+  // (itself first).
+  std::vector<std::pair<int32_t, int32_t>> MissingMemberships(int32_t group, int32_t rank) const;
   // Calls fn(const OpRecord&) for the member's collectives in ascending op
   // index, once per index (the record FindColl returns). Sequential access:
   // for passes over every op of every member.
@@ -93,6 +108,7 @@ class JobIndex {
   const MemberOps* Ops(int32_t group, int32_t rank) const;
   void BuildGroups();
   void BuildOps();
+  void BuildMissingOwners();
   static void MarkDense(const std::vector<OpRecord>& recs, MemberOps* ops);
 
   const std::vector<ProcessSnapshot>& processes_;
@@ -100,6 +116,7 @@ class JobIndex {
   std::vector<size_t> comm_base_;       // flat index of process p's comm 0
   std::vector<int32_t> group_of_comm_;  // flat comm -> group
   std::vector<MemberOps> ops_;          // flat comm -> ops
+  std::vector<int32_t> missing_owner_;  // group -> widest group reporting its holes
   std::vector<std::string> warnings_;
 };
 

@@ -21,6 +21,13 @@ bool Rooted(uint8_t func) {
          func == format::kFuncGather || func == format::kFuncScatter;
 }
 
+// AllGather and Broadcast come from NCCL's Coll event in bytes as ncclInt8:
+// a count difference there may be the user's count or datatype.
+bool InBytes(const OpRecord& r) {
+  return (r.func == format::kFuncAllGather || r.func == format::kFuncBroadcast) &&
+         r.datatype == format::kTypeInt8;
+}
+
 uint64_t FieldOf(const OpRecord& r, int field) {
   switch (field) {
     case kFunc:
@@ -70,14 +77,18 @@ uint64_t Mode(std::vector<std::pair<uint64_t, int32_t>> values, size_t* count, b
 
 class CollChecker {
  public:
-  CollChecker(const JobIndex& index, int32_t group) : index_(index), group_(group) {}
+  // `excluded`: comm ranks left out (members whose ops are shifted).
+  CollChecker(const JobIndex& index, int32_t group, std::vector<char> excluded)
+      : index_(index), group_(group), excluded_(std::move(excluded)) {
+    excluded_.resize(index.groups()[group].members.size(), 0);
+  }
 
   void Run(std::vector<Finding>* out) {
     const CommGroup& g = index_.groups()[group_];
     uint64_t lo = 0, hi = UINT64_MAX;
     int32_t present = 0;
     for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
-      if (!g.members[r].present()) continue;
+      if (!Compared(r)) continue;
       ++present;
       const CommSnapshot& c = index_.Comm(g.members[r]);
       if (c.coll_count == 0) return;  // nothing to compare
@@ -114,6 +125,7 @@ class CollChecker {
     std::vector<const OpRecord*> ref(static_cast<size_t>(hi - lo + 1), nullptr);
     std::vector<char> bad(ref.size(), 0);
     for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
+      if (!Compared(r)) continue;
       index_.ForEachColl(group_, r, [&](const OpRecord& rec) {
         if (rec.op_index < lo || rec.op_index > hi) return;
         const size_t k = static_cast<size_t>(rec.op_index - lo);
@@ -136,6 +148,7 @@ class CollChecker {
     const CommGroup& g = index_.groups()[group_];
     rows_.clear();
     for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
+      if (!Compared(r)) continue;
       const OpRecord* rec = index_.FindColl(group_, r, i);
       if (rec != nullptr) rows_.emplace_back(r, rec);
     }
@@ -182,6 +195,10 @@ class CollChecker {
                 std::to_string(rows_.size()) + " ranks used " + ValueText(field, mode);
       if (field == kFunc) normal.func = static_cast<uint8_t>(mode);
       if (field == kSeq) normal.nccl_seq = mode;
+      if (field == kCount && InBytes(normal)) {
+        detail += " (bytes: NCCL gives " + std::string(format::FuncName(normal.func)) +
+                  " in bytes as ncclInt8, so the call's count or its datatype differs)";
+      }
     }
     f->kind = FindingKind::kMismatch;
     f->group = group_;
@@ -206,10 +223,38 @@ class CollChecker {
     f->confidence = (any_tie ? 0.5 : 0.95) * DataQuality(index_, group_, true);
   }
 
+  bool Compared(int32_t r) const {
+    return index_.groups()[group_].members[r].present() && !excluded_[r];
+  }
+
   const JobIndex& index_;
   const int32_t group_;
+  std::vector<char> excluded_;
   std::vector<std::pair<int32_t, const OpRecord*>> rows_;
 };
+
+uint64_t P2pSize(const OpRecord& r, bool by_bytes) { return by_bytes ? r.bytes : r.count; }
+
+// The most common size of the Sends (or Recvs) #index of a comm, and how
+// many of them have it; *total counts them all.
+uint64_t P2pMode(const JobIndex& index, int32_t group, uint64_t op_index, uint8_t func,
+                 bool by_bytes, size_t* count, size_t* total) {
+  std::vector<std::pair<uint64_t, int32_t>> values;
+  const CommGroup& g = index.groups()[group];
+  for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
+    if (!g.members[r].present()) continue;
+    for (const OpRecord& rec : index.Comm(g.members[r]).records) {
+      if (rec.is_p2p() && rec.func == func && rec.op_index == op_index) {
+        values.emplace_back(P2pSize(rec, by_bytes), r);
+      }
+    }
+  }
+  *total = values.size();
+  bool tie = false;
+  const uint64_t mode = Mode(values, count, &tie);
+  if (tie) *count = 0;
+  return mode;
+}
 
 // A Send #k from s to q must meet a Recv #k at q from s with the same size.
 void CheckP2p(const JobIndex& index, int32_t group, std::vector<Finding>* out) {
@@ -235,17 +280,40 @@ void CheckP2p(const JobIndex& index, int32_t group, std::vector<Finding>* out) {
       a.process = g.members[s].process;
       b.rank = send.root_or_peer;
       b.process = g.members[b.rank].process;
-      f.ranks = {a, b};
-      f.summary = RankLabel(index, s, a.process) + " sends " +
-                  std::to_string(by_bytes ? send.bytes : send.count) +
-                  (by_bytes ? " bytes" : " elements") + " in " + OpLabel(f.op) + " on " +
-                  CommLabel(g) + " but " + RankLabel(index, b.rank, b.process) +
-                  " posted a Recv #" + std::to_string(send.op_index) + " of " +
-                  std::to_string(by_bytes ? recv->bytes : recv->count);
+      const std::string unit = by_bytes ? " bytes" : " elements";
+      const uint64_t sent = P2pSize(send, by_bytes), posted = P2pSize(*recv, by_bytes);
+      f.summary = RankLabel(index, s, a.process) + " sends " + std::to_string(sent) + unit +
+                  " in " + OpLabel(f.op) + " on " + CommLabel(g) + " but " +
+                  RankLabel(index, b.rank, b.process) + " posted a Recv #" +
+                  std::to_string(send.op_index) + " of " + std::to_string(posted);
+      // Which side is odd: the other Sends and Recvs of the same index on
+      // this comm (a ring or all-to-all exchange moves one size) decide.
+      size_t send_n = 0, send_total = 0, recv_n = 0, recv_total = 0;
+      const uint64_t send_mode =
+          P2pMode(index, group, send.op_index, format::kFuncSend, by_bytes, &send_n, &send_total);
+      const uint64_t recv_mode =
+          P2pMode(index, group, send.op_index, format::kFuncRecv, by_bytes, &recv_n, &recv_total);
+      const bool sender_odd = send_n >= 2 && sent != send_mode && recv_n >= 1 &&
+                              posted == recv_mode && send_mode == recv_mode;
+      const bool receiver_odd = recv_n >= 2 && posted != recv_mode && send_n >= 1 &&
+                                sent == send_mode && send_mode == recv_mode;
       f.root_cause = true;
-      f.contested = true;
-      // Two parties, no majority: either may be wrong.
-      f.confidence = 0.7 * DataQuality(index, group, true);
+      if (sender_odd || receiver_odd) {
+        f.ranks = {sender_odd ? a : b};
+        const size_t n = sender_odd ? send_n : recv_n;
+        const size_t total = sender_odd ? send_total : recv_total;
+        f.summary += "; " + std::to_string(n) + " of " + std::to_string(total) + " " +
+                     (sender_odd ? "Sends" : "Recvs") + " #" + std::to_string(send.op_index) +
+                     " on this comm carry " + std::to_string(send_mode) + unit + ", so " +
+                     (sender_odd ? "the sender" : "the receiver") + " is the odd one";
+        f.contested = false;
+        f.confidence = 0.9 * DataQuality(index, group, true);
+      } else {
+        f.ranks = {a, b};
+        // Two parties, no majority: either may be wrong.
+        f.contested = true;
+        f.confidence = 0.7 * DataQuality(index, group, true);
+      }
     }
   }
   if (bad == 0) return;
@@ -255,9 +323,14 @@ void CheckP2p(const JobIndex& index, int32_t group, std::vector<Finding>* out) {
 
 }  // namespace
 
-void DetectMismatch(const JobIndex& index, std::vector<Finding>* out) {
+void DetectMismatch(const JobIndex& index, const std::vector<ShiftedMember>& shifts,
+                    std::vector<Finding>* out) {
   for (size_t g = 0; g < index.groups().size(); ++g) {
-    CollChecker(index, static_cast<int32_t>(g)).Run(out);
+    std::vector<char> excluded(index.groups()[g].members.size(), 0);
+    for (const ShiftedMember& m : shifts) {
+      if (m.group == static_cast<int32_t>(g)) excluded[m.rank] = 1;
+    }
+    CollChecker(index, static_cast<int32_t>(g), std::move(excluded)).Run(out);
     CheckP2p(index, static_cast<int32_t>(g), out);
   }
 }

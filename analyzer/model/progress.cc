@@ -67,6 +67,33 @@ void FindBlockedOp(const ProcessSnapshot& p, const ProgressOptions& options, Pro
   }
 }
 
+// The newest moment the process itself is known to have been alive: its
+// heartbeat, else (a process killed before its watchdog's first beat) the
+// newest host-clock time it wrote: file creation, op enqueues, comm inits.
+uint64_t LastSignOfLife(const ProcessSnapshot& p) {
+  if (p.heartbeat_wall_ns != 0) return p.heartbeat_wall_ns;
+  uint64_t t = p.created_wall_ns;
+  for (const CommSnapshot& c : p.comms) {
+    t = std::max({t, c.init_wall_ns, c.last_enqueue_wall_ns});
+    for (const OpRecord& r : c.records)
+      t = std::max({t, r.t_api_ns, r.t_enqueue_ns, r.t_enqueued_ns});
+  }
+  return t;
+}
+
+// The first dump the job sealed because something hung (timeout or
+// trigger): every live process is told through the trigger file and seals
+// its own dump within a poll interval, its heartbeat still beating.
+uint64_t FirstHangDump(const std::vector<ProcessSnapshot>& procs) {
+  uint64_t first = 0;
+  for (const ProcessSnapshot& p : procs) {
+    if (!p.is_dump || p.dump_wall_ns == 0) continue;
+    if (p.dump_reason != format::kDumpTimeout && p.dump_reason != format::kDumpTrigger) continue;
+    if (first == 0 || p.dump_wall_ns < first) first = p.dump_wall_ns;
+  }
+  return first;
+}
+
 }  // namespace
 
 JobProgress ComputeProgress(const JobIndex& index, const ProgressOptions& options) {
@@ -76,16 +103,28 @@ JobProgress ComputeProgress(const JobIndex& index, const ProgressOptions& option
   for (const ProcessSnapshot& p : procs) {
     job.newest_heartbeat_wall_ns = std::max(job.newest_heartbeat_wall_ns, p.heartbeat_wall_ns);
   }
+  const uint64_t hang_dump = FirstHangDump(procs);
   for (size_t i = 0; i < procs.size(); ++i) {
     const ProcessSnapshot& p = procs[i];
     ProcessProgress& out = job.processes[i];
     out.snapshot_wall_ns = SnapshotTime(p);
-    if (p.heartbeat_wall_ns != 0) {
-      out.heartbeat_gap_ns = job.newest_heartbeat_wall_ns - p.heartbeat_wall_ns;
+    const uint64_t alive = LastSignOfLife(p);
+    if (alive != 0 && job.newest_heartbeat_wall_ns > alive) {
+      out.heartbeat_gap_ns = job.newest_heartbeat_wall_ns - alive;
     }
     const uint64_t poll = p.watchdog_poll_ns != 0 ? p.watchdog_poll_ns : kSecondNs;
-    out.dead = !p.is_dump && p.process_state == format::kProcessRunning &&
-               p.heartbeat_wall_ns != 0 && out.heartbeat_gap_ns > kDeadPolls * poll;
+    // Only a ring still marked running can be dead (a dump was sealed by a
+    // live process; an exited one said so). It is dead when it went quiet
+    // for several polls while others beat on, or when it was already quiet
+    // when the job dumped on a hang: it never saw the trigger every live
+    // process acts on within a poll.
+    const bool silent_ring = !p.is_dump && p.process_state == format::kProcessRunning && alive != 0;
+    const bool quiet = out.heartbeat_gap_ns > kDeadPolls * poll;
+    const bool missed_dump = hang_dump != 0 && hang_dump > alive && hang_dump - alive > 2 * poll;
+    out.dead = silent_ring && (quiet || missed_dump);
+    if (out.dead && hang_dump > alive) {
+      out.heartbeat_gap_ns = std::max(out.heartbeat_gap_ns, hang_dump - alive);
+    }
     FindBlockedOp(p, options, &out);
   }
   return job;

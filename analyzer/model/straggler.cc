@@ -5,7 +5,9 @@
 // last), so NTP skew between hosts is not mistaken for slowness.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "analyzer/model/describe.h"
 #include "analyzer/model/detectors.h"
@@ -16,10 +18,13 @@ namespace analysis {
 namespace {
 
 // Per process, per region, per record: time from the end of the process's
-// previous op (any comm) to this op's enqueue, 0 when unknown. A member that
-// arrives late only because its previous op ended late (a victim of someone
-// else) has a normal gap; the slow one has a long gap.
+// previous op (any comm) to this op's enqueue; 0 when it was enqueued before
+// that op ended (the process was ahead of its GPU: nothing of its own made
+// it late); kUnknownGap when no earlier op ended. A member that arrives late
+// only because its previous op ended late (a victim of someone else) has a
+// normal gap; the slow one has a long gap.
 using Gaps = std::vector<std::vector<std::vector<double>>>;
+constexpr double kUnknownGap = -1.0;
 
 Gaps HostGaps(const JobIndex& index) {
   Gaps gaps(index.processes().size());
@@ -33,7 +38,7 @@ Gaps HostGaps(const JobIndex& index) {
     gaps[p].resize(comms.size());
     entries.clear();
     for (size_t c = 0; c < comms.size(); ++c) {
-      gaps[p][c].assign(comms[c].records.size(), 0.0);
+      gaps[p][c].assign(comms[c].records.size(), kUnknownGap);
       for (size_t i = 0; i < comms[c].records.size(); ++i) {
         const OpRecord& r = comms[c].records[i];
         if (r.t_enqueue_ns == 0) continue;
@@ -45,8 +50,9 @@ Gaps HostGaps(const JobIndex& index) {
               [](const Entry& a, const Entry& b) { return a.enqueue < b.enqueue; });
     uint64_t prev_end = 0;
     for (const Entry& e : entries) {
-      if (prev_end != 0 && e.enqueue > prev_end) {
-        gaps[p][e.comm][e.rec] = static_cast<double>(e.enqueue - prev_end);
+      if (prev_end != 0) {
+        gaps[p][e.comm][e.rec] =
+            e.enqueue > prev_end ? static_cast<double>(e.enqueue - prev_end) : 0.0;
       }
       prev_end = std::max(prev_end, e.end);
     }
@@ -116,7 +122,20 @@ class GroupStragglers {
       ++ops;
     }
     if (ops == 0) return;
-    for (size_t r = 0; r < n_; ++r) offset_[r] = sum[r] / static_cast<double>(ops);
+    // One clock per host: members on the same host share its offset (the
+    // mean of theirs), so scheduling noise on one member's GPU end times is
+    // not mistaken for clock skew and subtracted from its enqueue times.
+    std::map<std::string, std::pair<double, size_t>> by_host;
+    const CommGroup& g = index_.groups()[group_];
+    for (size_t r = 0; r < n_; ++r) {
+      auto& h = by_host[index_.processes()[g.members[r].process].host];
+      h.first += sum[r] / static_cast<double>(ops);
+      ++h.second;
+    }
+    for (size_t r = 0; r < n_; ++r) {
+      const auto& h = by_host[index_.processes()[g.members[r].process].host];
+      offset_[r] = h.first / static_cast<double>(h.second);
+    }
   }
 
   // Lateness of each member for one time field (0 = not observed).
@@ -147,7 +166,7 @@ class GroupStragglers {
     scratch_.clear();
     for (size_t r = 0; r < n_; ++r) {
       const double g = Gap(r);
-      if (g == 0) {
+      if (g < 0) {
         late->assign(n_, HUGE_VAL);
         return;
       }

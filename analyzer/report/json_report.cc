@@ -21,12 +21,15 @@ json CommJson(const analysis::CommGroup& g) {
 }
 
 // A process with its rank in every communicator it belongs to; a rank with
-// no file has null host and pid and the one membership we know of.
+// no file has null host and pid and the memberships we know of (the holes
+// of narrower comms that are the same process, JobIndex::MissingMemberships).
 json ProcessJson(const JobIndex& index, int32_t process, int32_t group, int32_t rank) {
   json ranks = json::array();
   if (process < 0) {
-    const analysis::CommGroup& g = index.groups()[group];
-    ranks.push_back({{"comm", analysis::HexId(g.comm_id)}, {"name", g.name}, {"rank", rank}});
+    for (const auto& [gi, r] : index.MissingMemberships(group, rank)) {
+      const analysis::CommGroup& g = index.groups()[gi];
+      ranks.push_back({{"comm", analysis::HexId(g.comm_id)}, {"name", g.name}, {"rank", r}});
+    }
     return {{"host", nullptr}, {"pid", nullptr}, {"ranks", ranks}};
   }
   const ProcessSnapshot& p = index.processes()[process];
@@ -48,6 +51,7 @@ json OpJson(const OpRef& op) {
 json DetailJson(const JobIndex& index, const RankNote& n) {
   json d = {{"rank", n.rank}, {"where", analysis::WhereaboutsName(n.where)}};
   if (n.behind != 0) d["behind"] = n.behind;
+  if (n.skipped) d["skipped"] = true;
   if (n.blocked_group >= 0) {
     const analysis::CommGroup& g = index.groups()[n.blocked_group];
     d["blocked_at"] = {

@@ -12,7 +12,8 @@ namespace {
 
 using analysis::Finding;
 
-constexpr size_t kMaxConsequences = 10;  // the rest is in --format json
+constexpr size_t kMaxConsequences = 10;    // the rest is in --format json
+constexpr size_t kMaxRejectedListed = 20;  // likewise
 
 std::string Upper(const char* s) {
   std::string out(s);
@@ -101,7 +102,13 @@ std::string TextReport(const ReportInput& in) {
     s += ", " + std::to_string(in.inputs.superseded.size()) + " older files of the same processes";
   }
   s += ", " + std::to_string(in.inputs.rejected.size()) + " rejected\n";
+  size_t listed = 0;
   for (const analysis::RejectedInput& r : in.inputs.rejected) {
+    if (listed++ == kMaxRejectedListed) {
+      s += "  ... " + std::to_string(in.inputs.rejected.size() - kMaxRejectedListed) +
+           " more rejected (see --format json)\n";
+      break;
+    }
     s += "  rejected " + r.path + ": " + r.reason + "\n";
   }
   for (const std::string& n : a.notes) s += "  note: " + n + "\n";

@@ -52,15 +52,19 @@ class InputsTest : public ::testing::Test {
   fs::path dir_;
 };
 
-TEST_F(InputsTest, CollectWalksDirectoriesAndSkipsForeignFiles) {
+TEST_F(InputsTest, CollectWalksDirectoriesAndListsForeignFiles) {
   const std::string ring = Write("a.ring", true);
   const std::string nested = Write("sub/b.ring", true);
-  Write("notes.txt", false);
+  const std::string notes = Write("notes.txt", false);
+  Write("flightrec-job.trigger", false);  // ours, never an input: silent
+  Write("x.frdump.tmp", true);            // being written: silent
   std::vector<RejectedInput> rejected;
   const auto files = CollectFiles({dir_.string(), (dir_ / "nope").string()}, &rejected);
   EXPECT_EQ(files, (std::vector<std::string>{ring, nested}));
-  ASSERT_EQ(rejected.size(), 1u);
-  EXPECT_NE(rejected[0].reason.find("no such file"), std::string::npos);
+  ASSERT_EQ(rejected.size(), 2u);
+  EXPECT_EQ(rejected[0].path, notes);
+  EXPECT_NE(rejected[0].reason.find("not a flightrec ring or dump"), std::string::npos);
+  EXPECT_NE(rejected[1].reason.find("no such file"), std::string::npos);
   // A file named explicitly is always read (the reader will judge it).
   const std::string txt = (dir_ / "notes.txt").string();
   EXPECT_EQ(CollectFiles({txt}, &rejected), std::vector<std::string>{txt});

@@ -1,0 +1,179 @@
+// Members whose collectives are the others' shifted (detectors.h
+// ShiftedMember): the records of a rank that skipped an op and went on.
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "analyzer/model/detectors.h"
+#include "flightrec/record_format.h"
+
+namespace flightrec {
+namespace analysis {
+namespace {
+
+// Collectives a member may have left out in a row and still be recognized.
+constexpr int64_t kMaxShift = 8;
+// Ops compared per member: the newest ones of a ring are plenty.
+constexpr uint64_t kMaxSpan = uint64_t{1} << 22;
+
+bool Rooted(uint8_t func) {
+  return func == format::kFuncBroadcast || func == format::kFuncReduce ||
+         func == format::kFuncGather || func == format::kFuncScatter;
+}
+
+// What the user asked for (NCCL's seqNumber is per function, so it shifts
+// differently and is left out).
+using Signature = std::tuple<uint8_t, uint64_t, uint8_t, int32_t>;
+Signature SignatureOf(const OpRecord& r) {
+  return {r.func, r.count, r.datatype, Rooted(r.func) ? r.root_or_peer : 0};
+}
+
+class GroupShifts {
+ public:
+  GroupShifts(const JobIndex& index, int32_t group) : index_(index), group_(group) {}
+
+  void Run(std::vector<ShiftedMember>* out) {
+    const CommGroup& g = index_.groups()[group_];
+    uint64_t lo = 0, hi = UINT64_MAX;
+    int32_t present = 0;
+    for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
+      if (!g.members[r].present()) continue;
+      ++present;
+      const uint64_t count = index_.Comm(g.members[r]).coll_count;
+      if (count == 0) return;
+      lo = std::max(lo, index_.FirstCollIndex(group_, r));
+      hi = std::min(hi, count - 1);
+    }
+    if (present < 2 || lo == UINT64_MAX || hi < lo) return;
+    if (hi - lo >= kMaxSpan) lo = hi - kMaxSpan + 1;
+    uint64_t first = 0;
+    if (!FirstDisagreement(lo, hi, &first)) return;
+    Candidates(first, out);
+  }
+
+ private:
+  // The lowest index in [lo, hi] where some member's signature differs from
+  // the first member holding it; one pass per member over its own records.
+  bool FirstDisagreement(uint64_t lo, uint64_t hi, uint64_t* first) {
+    const CommGroup& g = index_.groups()[group_];
+    std::vector<const OpRecord*> ref(static_cast<size_t>(hi - lo + 1), nullptr);
+    uint64_t best = UINT64_MAX;
+    for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
+      index_.ForEachColl(group_, r, [&](const OpRecord& rec) {
+        if (rec.op_index < lo || rec.op_index > hi || rec.op_index >= best) return;
+        const size_t k = static_cast<size_t>(rec.op_index - lo);
+        if (ref[k] == nullptr) {
+          ref[k] = &rec;
+        } else if (SignatureOf(rec) != SignatureOf(*ref[k])) {
+          best = rec.op_index;
+        }
+      });
+    }
+    *first = best;
+    return best != UINT64_MAX;
+  }
+
+  void Candidates(uint64_t i, std::vector<ShiftedMember>* out) {
+    const CommGroup& g = index_.groups()[group_];
+    std::map<Signature, std::vector<int32_t>> by_sig;
+    for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
+      const OpRecord* rec = index_.FindColl(group_, r, i);
+      if (rec != nullptr) by_sig[SignatureOf(*rec)].push_back(r);
+    }
+    if (by_sig.size() < 2) return;
+    size_t most = 0, second = 0;
+    const std::vector<int32_t>* normal = nullptr;
+    for (const auto& [sig, ranks] : by_sig) {
+      if (ranks.size() > most) {
+        second = most;
+        most = ranks.size();
+        normal = &ranks;
+      } else if (ranks.size() > second) {
+        second = ranks.size();
+      }
+    }
+    const bool majority = most > second && most >= 2;
+    if (majority) {
+      const int32_t ref = normal->front();
+      for (const auto& [sig, ranks] : by_sig) {
+        if (&ranks == normal) continue;
+        for (int32_t r : ranks) Try(r, ref, i, true, out);
+      }
+      return;
+    }
+    // No majority (typically two members): whichever one's ops are the
+    // other's shifted is behind.
+    if (by_sig.size() != 2 || most != 1) return;
+    const int32_t a = by_sig.begin()->second.front();
+    const int32_t b = std::next(by_sig.begin())->second.front();
+    ShiftedMember sa, sb;
+    const bool a_behind = Match(a, b, i, &sa);
+    const bool b_behind = Match(b, a, i, &sb);
+    if (a_behind != b_behind) out->push_back(a_behind ? sa : sb);
+  }
+
+  void Try(int32_t rank, int32_t ref, uint64_t i, bool majority, std::vector<ShiftedMember>* out) {
+    ShiftedMember m;
+    if (!Match(rank, ref, i, &m)) return;
+    m.majority = majority;
+    out->push_back(m);
+  }
+
+  // Whether `rank`'s ops from i on are `ref`'s from i + s on, for the
+  // smallest s that fits: every op both hold matches, and at least one does
+  // (a member that skipped and then blocked, or whose peers' lookahead ends
+  // there, leaves one to compare). The plain reading, one odd op at i and
+  // the rest aligned, must also fail at some later op both hold: in a run of
+  // identical ops either member "matches" the other shifted. A member with
+  // nothing after i cannot refute it and is taken as shifted.
+  bool Match(int32_t rank, int32_t ref, uint64_t i, ShiftedMember* m) const {
+    const CommGroup& g = index_.groups()[group_];
+    const uint64_t mine_end = index_.Comm(g.members[rank]).coll_count;
+    bool later = false, unshifted_fails = false;
+    for (uint64_t t = i + 1; t < mine_end && !unshifted_fails; ++t) {
+      const OpRecord* mine = index_.FindColl(group_, rank, t);
+      if (mine == nullptr) continue;
+      later = true;
+      const OpRecord* theirs = index_.FindColl(group_, ref, t);
+      unshifted_fails = theirs != nullptr && SignatureOf(*mine) != SignatureOf(*theirs);
+    }
+    if (later && !unshifted_fails) return false;
+    for (int64_t s = 1; s <= kMaxShift; ++s) {
+      uint64_t matched = 0;
+      bool ok = true;
+      for (uint64_t t = i; t < mine_end && ok; ++t) {
+        const OpRecord* mine = index_.FindColl(group_, rank, t);
+        const OpRecord* theirs = index_.FindColl(group_, ref, t + static_cast<uint64_t>(s));
+        if (mine == nullptr || theirs == nullptr) continue;
+        ok = SignatureOf(*mine) == SignatureOf(*theirs);
+        matched += ok ? 1 : 0;
+      }
+      if (!ok || matched == 0) continue;
+      m->group = group_;
+      m->rank = rank;
+      m->process = g.members[rank].process;
+      m->index = i;
+      m->shift = s;
+      m->matched = matched;
+      m->reference = ref;
+      return true;
+    }
+    return false;
+  }
+
+  const JobIndex& index_;
+  const int32_t group_;
+};
+
+}  // namespace
+
+std::vector<ShiftedMember> FindShiftedMembers(const JobIndex& index) {
+  std::vector<ShiftedMember> out;
+  for (size_t g = 0; g < index.groups().size(); ++g) {
+    GroupShifts(index, static_cast<int32_t>(g)).Run(&out);
+  }
+  return out;
+}
+
+}  // namespace analysis
+}  // namespace flightrec
