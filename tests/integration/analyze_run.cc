@@ -1,0 +1,93 @@
+#include "integration/analyze_run.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "integration/ring_view.h"
+
+namespace flightrec {
+namespace itest {
+
+AnalyzeRun RunAnalyze(const std::vector<std::string>& paths) {
+  AnalyzeRun run;
+  const std::string dir = MakeTempDir("analyze");
+  std::string cmd = "'" + BuildDir() + "/bin/flightrec' analyze --format json";
+  for (const std::string& p : paths) cmd += " '" + p + "'";
+  cmd += " >'" + dir + "/report.json' 2>'" + dir + "/stderr.txt'";
+  run.exit_code = RunShell(cmd);
+  const std::string out = ReadText(dir + "/report.json");
+  run.output = out + ReadText(dir + "/stderr.txt");
+  run.report = nlohmann::json::parse(out, nullptr, false);
+  RunShell("rm -rf '" + dir + "'");
+  return run;
+}
+
+int WorldRank(const nlohmann::json& process) {
+  if (!process.is_object() || !process.contains("ranks")) return -1;
+  for (const auto& r : process["ranks"]) {
+    if (r.value("name", "") == "world") return r.value("rank", -1);
+  }
+  return -1;
+}
+
+std::vector<int> CulpritWorldRanks(const nlohmann::json& report) {
+  std::vector<int> out;
+  if (!report.is_object() || !report.contains("culprits")) return out;
+  for (const auto& c : report["culprits"]) out.push_back(WorldRank(c));
+  return out;
+}
+
+std::vector<nlohmann::json> FindingsOf(const nlohmann::json& report, const std::string& kind) {
+  std::vector<nlohmann::json> out;
+  if (!report.is_object() || !report.contains("findings")) return out;
+  for (const auto& f : report["findings"]) {
+    if (f.value("kind", "") == kind) out.push_back(f);
+  }
+  return out;
+}
+
+bool Names(const nlohmann::json& finding, int rank) {
+  if (!finding.contains("processes")) return false;
+  for (const auto& p : finding["processes"]) {
+    if (WorldRank(p) == rank) return true;
+  }
+  return false;
+}
+
+std::string Describe(const AnalyzeRun& run) {
+  if (!run.report.is_object()) return "no JSON report; output:\n" + run.output.substr(0, 2000);
+  std::string s = "exit " + std::to_string(run.exit_code) + ", " +
+                  run.report.value("headline", std::string("(no headline)")) + "\n";
+  size_t shown = 0;
+  for (const auto& f : run.report["findings"]) {
+    if (shown++ == 12) {
+      s += "  ...\n";
+      break;
+    }
+    std::vector<int> world;
+    for (const auto& p : f["processes"]) world.push_back(WorldRank(p));
+    s += "  " + f.value("kind", "") + (f.value("root_cause", false) ? " (root)" : "") + " on " +
+         (f["comm"].is_object() ? f["comm"].value("name", "") : std::string("-")) + ", world ranks";
+    for (int w : world) s += " " + std::to_string(w);
+    s += ": " + f.value("summary", "").substr(0, 300) + "\n";
+  }
+  s += "  culprits (world ranks):";
+  for (int w : CulpritWorldRanks(run.report)) s += " " + std::to_string(w);
+  return s + "\n";
+}
+
+JobSlot::JobSlot() {
+  fd_ = open("/tmp/flightrec-analyze-acceptance.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd_ >= 0) flock(fd_, LOCK_EX);
+}
+
+JobSlot::~JobSlot() {
+  if (fd_ >= 0) {
+    flock(fd_, LOCK_UN);
+    close(fd_);
+  }
+}
+
+}  // namespace itest
+}  // namespace flightrec

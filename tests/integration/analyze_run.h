@@ -1,0 +1,52 @@
+// Runs `flightrec analyze --format json` (the CLI binary of the build) on an
+// emulated job's files and reads the verdict (docs/report-schema.md) back by
+// world rank: findings and culprits name processes with their rank in every
+// communicator, and `world` is the one every emulated rank belongs to.
+#ifndef FLIGHTREC_TESTS_INTEGRATION_ANALYZE_RUN_H_
+#define FLIGHTREC_TESTS_INTEGRATION_ANALYZE_RUN_H_
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace flightrec {
+namespace itest {
+
+struct AnalyzeRun {
+  int exit_code = -1;     // the CLI's exit status
+  nlohmann::json report;  // the parsed JSON (discarded when none was printed)
+  std::string output;     // stdout + stderr, for failure messages
+};
+
+AnalyzeRun RunAnalyze(const std::vector<std::string>& paths);
+
+// World rank of a Process object of the report; -1 when it has none.
+int WorldRank(const nlohmann::json& process);
+// World ranks of the report's culprits, in order.
+std::vector<int> CulpritWorldRanks(const nlohmann::json& report);
+// Findings of one kind, in report order.
+std::vector<nlohmann::json> FindingsOf(const nlohmann::json& report, const std::string& kind);
+// Whether any process a finding names has world rank `rank`.
+bool Names(const nlohmann::json& finding, int rank);
+// Headline and one line per finding, for assertion messages.
+std::string Describe(const AnalyzeRun& run);
+
+// Serializes emulated jobs between the processes of this test binary (and
+// its sibling): each ctest case is a process, and two 64-rank jobs at once
+// on a small machine starve each other's watchdogs. Held while in scope.
+class JobSlot {
+ public:
+  JobSlot();
+  ~JobSlot();
+  JobSlot(const JobSlot&) = delete;
+  JobSlot& operator=(const JobSlot&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace itest
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_TESTS_INTEGRATION_ANALYZE_RUN_H_
