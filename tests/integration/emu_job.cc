@@ -33,10 +33,13 @@ EmuJob RunEmu(const std::string& tag, const std::string& args,
   }
   std::map<std::string, std::string> rest = env;
   rest.erase("NCCL_FLIGHTREC_DIR");
-  job.status = RunShell(shell_prefix + EmuCommand(job, args, rest) + " >/dev/null 2>&1");
+  // stderr is kept: a sanitizer report from a rank lands there.
+  job.status = RunShell(shell_prefix + EmuCommand(job, args, rest) + " >/dev/null 2>'" + job.dir +
+                        "/stderr.log'");
   std::ifstream in(job.dir + "/summary.json");
   job.summary = nlohmann::json::parse(in, nullptr, false);
   job.log = ReadText(job.dir + "/nccl.log");
+  job.stderr_text = ReadText(job.dir + "/stderr.log");
   return job;
 }
 

@@ -16,7 +16,8 @@ struct EmuJob {
   std::string ring_dir;  // NCCL_FLIGHTREC_DIR
   int status = -1;       // launcher exit status
   nlohmann::json summary;
-  std::string log;  // NCCL_DEBUG=INFO lines of every rank
+  std::string log;          // NCCL_DEBUG=INFO lines of every rank
+  std::string stderr_text;  // launcher and ranks (sanitizer reports land here)
 };
 
 // `env` entries are exported for the job only; NCCL_PROFILER_PLUGIN=flightrec,

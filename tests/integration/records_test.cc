@@ -45,7 +45,7 @@ std::vector<RankRings> ReadRings(const EmuJob& job) {
 // Compares one rank's ring against the schedule; `gpu_timers` says whether
 // KernelCh carries %globaltimer values (v4+).
 void ExpectRanksRecords(const EmuJob& job, int64_t ops, bool gpu_timers) {
-  ASSERT_EQ(job.status, 0) << job.summary.dump(1);
+  ASSERT_EQ(job.status, 0) << job.summary.dump(1) << "\nstderr:\n" << job.stderr_text;
   std::string job_id = job.summary["job_id"];
   emu::Topology topo(kRanks, kTp, 4, job_id);
   std::vector<RankRings> rings = ReadRings(job);

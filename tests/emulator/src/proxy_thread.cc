@@ -193,6 +193,7 @@ void RankRuntime::ProxyLoop(CommState* c) {
   std::deque<std::shared_ptr<Task>> tasks;
   bool active = false;
   for (;;) {
+    bool stopping = false;  // c->stop, read under c->mu (the user thread sets it)
     {
       std::unique_lock<std::mutex> lock(c->mu);
       if (!c->dirty && !c->stop) {
@@ -217,14 +218,15 @@ void RankRuntime::ProxyLoop(CommState* c) {
         tasks.push_back(std::move(c->posted.front()));
         c->posted.pop_front();
       }
-      if (c->stop && tasks.empty()) return;
+      stopping = c->stop;
+      if (stopping && tasks.empty()) return;
     }
     if (!active) ProxyCtrl(c, abi::kProxyCtrlActive, 0);
     active = true;
     // Passes continue while they make progress, then the thread sleeps.
     while (ProxyPass(c, &tasks)) {
     }
-    if (c->stop) {
+    if (stopping) {
       // Teardown after the stream drained: report what is left.
       while (!tasks.empty() && ProxyPass(c, &tasks)) {
       }
