@@ -217,11 +217,67 @@ void CopyHeader(BoundedView image, const FileHeader& h, ProcessSnapshot* s) {
 
 #undef FR_STR
 
+// A wall-clock difference this large between the init anchor and a later
+// (wall, mono) pair is a step of the host's clock (NTP slews CLOCK_MONOTONIC
+// and CLOCK_REALTIME alike; a leap second is 1 s), or, over a long run, the
+// TSC calibration's rate error adding up: either way the later pair is the
+// better one for the recent records a diagnosis looks at.
+constexpr uint64_t kWallStepNs = 2000000000ULL;
+constexpr uint64_t kMaxPollNs = 60000000000ULL;
+
+// Host times are stored on the monotonic clock and converted to wall time
+// with one anchor pair. The header's created_* pair holds while the wall
+// clock runs with the monotonic one. When it stepped since init (NTP, `date
+// -s`), the process itself no longer reads that time line: its dump and
+// heartbeat times, every process started after the step (whose anchors come
+// from the new clock) and the host's own logs are on the new one. Records
+// converted with the old pair would then be off by the step against all of
+// them: an op an hour older than its dump after a step forward (a false
+// hang), younger than zero after one back (a missed hang), two ranks on one
+// host an hour apart. So a stepped file is converted with its snapshot's pair
+// (the dump's, else the last heartbeat's): every host time of the process,
+// old or new, sits on the wall clock as it read then. Monotonic differences
+// (ages, durations) are the same either way.
+void ChooseAnchor(const FileHeader& h, ProcessSnapshot* s, ImageLayout* layout) {
+  layout->anchor_wall_ns = h.created_wall_ns;
+  layout->anchor_mono_ns = h.created_mono_ns;
+  uint64_t wall = 0, mono = 0;
+  const char* when = nullptr;
+  // A dump's pair is written in one go; a ring's heartbeat pair is two
+  // stores, so a live read may pair one beat's mono with the previous
+  // beat's wall: off by up to a poll interval, which the limit allows for.
+  uint64_t slack = 0;
+  if (h.file_kind == format::kFileKindDump && h.dump_wall_ns != 0 && h.dump_mono_ns != 0) {
+    wall = h.dump_wall_ns;
+    mono = h.dump_mono_ns;
+    when = "the dump";
+  } else if (h.heartbeat_wall_ns != 0 && h.heartbeat_mono_ns != 0) {
+    wall = h.heartbeat_wall_ns;
+    mono = h.heartbeat_mono_ns;
+    when = "the last heartbeat";
+    slack = 2 * (h.watchdog_poll_ns < kMaxPollNs ? h.watchdog_poll_ns : kMaxPollNs);
+  }
+  if (when == nullptr || h.created_wall_ns == 0 || h.created_mono_ns == 0) return;
+  const uint64_t limit = kWallStepNs > slack ? kWallStepNs : slack;
+  const uint64_t expected = mono - h.created_mono_ns + h.created_wall_ns;
+  const bool ahead = wall >= expected;
+  const uint64_t step = ahead ? wall - expected : expected - wall;
+  if (step < limit) return;
+  layout->anchor_wall_ns = wall;
+  layout->anchor_mono_ns = mono;
+  char buf[192];
+  std::snprintf(buf, sizeof(buf),
+                "the wall clock stepped %s by %.3f s against the recorder's clock between "
+                "init and %s: host times are shown on the wall clock as it read at %s",
+                ahead ? "forward" : "back", static_cast<double>(step) / 1e9, when, when);
+  Warn(s, buf);
+}
+
 }  // namespace
 
 uint64_t ImageLayout::MonoToWall(uint64_t mono_ns) const {
   if (mono_ns == 0) return 0;
-  return mono_ns - created_mono_ns + created_wall_ns;
+  return mono_ns - anchor_mono_ns + anchor_wall_ns;
 }
 
 uint64_t ImageLayout::GpuToWall(uint64_t raw_ns) const {
@@ -246,8 +302,7 @@ bool ParseHeader(BoundedView image, uint64_t max_image_size, ProcessSnapshot* sn
   layout->capacity = h.region_capacity;
   layout->table_offset = h.region_table_offset;
   layout->records_offset = h.records_offset;
-  layout->created_wall_ns = h.created_wall_ns;
-  layout->created_mono_ns = h.created_mono_ns;
+  ChooseAnchor(h, snapshot, layout);
   layout->gpu_to_mono_offset_ns = h.gpu_to_mono_offset_ns;
   layout->gpu_offset_known = h.gpu_offset_samples > 0;
   return true;

@@ -19,13 +19,16 @@ struct ImageLayout {
   uint64_t capacity = 0;        // records per region, a power of two
   uint64_t table_offset = 0;    // RegionDesc[0]
   uint64_t records_offset = 0;  // region 0's Record[0]
-  uint64_t created_wall_ns = 0;
-  uint64_t created_mono_ns = 0;
+  // The anchor pair host times are converted with: the header's created_*
+  // pair, or the snapshot's own (dump, else heartbeat) pair when the wall
+  // clock stepped since init (ParseHeader).
+  uint64_t anchor_wall_ns = 0;
+  uint64_t anchor_mono_ns = 0;
   int64_t gpu_to_mono_offset_ns = 0;
   bool gpu_offset_known = false;
 
-  // wall = mono - created_mono_ns + created_wall_ns; 0 ("not observed")
-  // stays 0. Unsigned arithmetic: garbage in, garbage out, never UB.
+  // wall = mono - anchor_mono_ns + anchor_wall_ns; 0 ("not observed") stays
+  // 0. Unsigned arithmetic: garbage in, garbage out, never UB.
   uint64_t MonoToWall(uint64_t mono_ns) const;
   // GPU %globaltimer -> wall, 0 when the raw value or the offset is unknown.
   uint64_t GpuToWall(uint64_t raw_ns) const;

@@ -30,6 +30,40 @@ uint64_t BytesOf(const Record& r) {
   return bytes;
 }
 
+// How far a record's GPU start may convert outside its own host window
+// before the file's single GPU offset is judged not to apply to it: far
+// beyond an observation delay and beyond what GPU-timer drift against the
+// host clock (parts per million) adds up to over a run of days, so only a
+// step of the GPU timer trips it.
+constexpr uint64_t kGpuSlackNs = 60000000000ULL;
+
+// GPU timer -> wall for one record. The header's offset is one number for
+// the whole run (the smallest observed host-minus-GPU time), which holds
+// while the GPU timer runs with the host's monotonic clock. A GPU timer that
+// steps (it approximates Unix time: the emulator's follows CLOCK_REALTIME, so
+// an NTP or `date -s` step moves it) breaks that: across the step the offset
+// puts the kernel hours before its own op was enqueued. The kernel started
+// after the enqueue (t_enqueue_ns) and before the host saw it start
+// (t_last_progress_ns, stamped at the first KernelCh start or a later event).
+// A start that converts outside that window by more than kGpuSlackNs is
+// converted with the offset the record's own observation implies instead:
+// start = that host time, end = start + the raw GPU duration, both within
+// the op's own span. Raw timers are kept as they were either way.
+void ConvertGpuTimes(const Record& r, const ImageLayout& layout, OpRecord* op) {
+  op->gpu_start_ns = layout.GpuToWall(r.gpu_start_raw);
+  op->gpu_end_ns = layout.GpuToWall(r.gpu_end_raw);
+  if (op->gpu_start_ns == 0 || r.t_enqueue_ns == 0 || r.t_last_progress_ns < r.t_enqueue_ns) {
+    return;
+  }
+  const uint64_t start = r.gpu_start_raw + static_cast<uint64_t>(layout.gpu_to_mono_offset_ns);
+  const bool early = start < r.t_enqueue_ns && r.t_enqueue_ns - start > kGpuSlackNs;
+  const bool late = start > r.t_last_progress_ns && start - r.t_last_progress_ns > kGpuSlackNs;
+  if (!early && !late) return;
+  const uint64_t own_offset = r.t_last_progress_ns - r.gpu_start_raw;  // mono - gpu, mod 2^64
+  op->gpu_start_ns = layout.MonoToWall(r.t_last_progress_ns);
+  op->gpu_end_ns = r.gpu_end_raw != 0 ? layout.MonoToWall(r.gpu_end_raw + own_offset) : 0;
+}
+
 OpRecord ToOpRecord(const Record& r, uint64_t seq, const ImageLayout& layout, uint64_t* bad) {
   OpRecord op;
   op.slot_seq = seq;
@@ -58,8 +92,7 @@ OpRecord ToOpRecord(const Record& r, uint64_t seq, const ImageLayout& layout, ui
   op.t_last_progress_ns = layout.MonoToWall(r.t_last_progress_ns);
   op.gpu_start_raw = r.gpu_start_raw;
   op.gpu_end_raw = r.gpu_end_raw;
-  op.gpu_start_ns = layout.GpuToWall(r.gpu_start_raw);
-  op.gpu_end_ns = layout.GpuToWall(r.gpu_end_raw);
+  ConvertGpuTimes(r, layout, &op);
   op.net_bytes = r.net_bytes;
   return op;
 }

@@ -19,9 +19,13 @@ namespace flightrec {
 
 // One committed, checksum-verified record. Times are wall-clock ns
 // (CLOCK_REALTIME domain of the writing host, converted with the header's
-// anchor pair); 0 means "not observed". GPU times are converted to the same
-// domain with the header's gpu_to_mono_offset_ns; gpu_*_raw keep NCCL's
-// values.
+// anchor pair, or with the dump's / last heartbeat's pair when the wall clock
+// stepped since init: see ChooseAnchor in image_header.cc, which also leaves
+// a warning); 0 means "not observed". GPU times are converted to the same
+// domain with the header's gpu_to_mono_offset_ns, or, for a record that
+// offset would put a minute or more outside its own host times (the GPU
+// timer stepped), with the record's own host observation (region_reader.cc);
+// gpu_*_raw keep NCCL's values.
 struct OpRecord {
   uint64_t slot_seq = 0;  // position in the region (absolute)
   uint64_t op_index = 0;  // per-comm coll index / per-(peer,dir) p2p index
