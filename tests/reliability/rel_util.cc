@@ -114,10 +114,12 @@ long ResidentKib() {
   return -1;
 }
 
-AnalyzeRun RunAnalyze(const std::vector<std::string>& paths, const std::string& format) {
+AnalyzeRun RunAnalyze(const std::vector<std::string>& paths, const std::string& format,
+                      const std::vector<std::string>& extra) {
   AnalyzeRun run;
   std::string dir = MakeTempDir("analyze");
   std::string cmd = "exec '" + CliPath() + "' analyze --format " + format + " -j 1";
+  for (const std::string& e : extra) cmd += " '" + e + "'";
   for (const std::string& p : paths) cmd += " '" + p + "'";
   cmd += " >'" + dir + "/out' 2>'" + dir + "/err'";
   int status = RunShellStatus(cmd);

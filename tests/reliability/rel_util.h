@@ -45,7 +45,9 @@ struct AnalyzeRun {
   std::string report;   // stdout (the report)
   std::string errors;   // stderr
 };
-AnalyzeRun RunAnalyze(const std::vector<std::string>& paths, const std::string& format);
+// `extra` are more options (e.g. "--stuck-after", "60").
+AnalyzeRun RunAnalyze(const std::vector<std::string>& paths, const std::string& format,
+                      const std::vector<std::string>& extra = {});
 
 }  // namespace rel
 }  // namespace flightrec
