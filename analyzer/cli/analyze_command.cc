@@ -25,13 +25,16 @@ struct AnalyzeArgs {
   std::string output;
   double stuck_after_s = 0;
   unsigned jobs = 0;
+  uint64_t record_memory_mib = 1024;
 };
 
 int RunAnalyze(const AnalyzeArgs& args) {
   analysis::LoadOptions load;
   load.threads = args.jobs;
+  load.record_budget_bytes = args.record_memory_mib << 20;
   const analysis::Inputs inputs = analysis::LoadInputs(args.paths, load);
-  const analysis::JobIndex index(inputs.processes);
+  analysis::JobIndex index(inputs.processes);
+  index.set_record_source(analysis::FileRecordSource(load));
   analysis::AnalyzeOptions options;
   options.progress.stuck_after_ns = static_cast<uint64_t>(args.stuck_after_s * 1e9);
   const analysis::Analysis result = analysis::Analyze(index, options);
@@ -74,6 +77,10 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_code) {
                   "watchdog timeout, at most 1 s)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("-j,--jobs", args->jobs, "Reader threads (default: one per core)");
+  cmd->add_option("--record-memory", args->record_memory_mib,
+                  "MiB for full records across all files; beyond it each file keeps its newest "
+                  "records and older collectives as signatures (0: no limit)")
+      ->capture_default_str();
   cmd->callback([args, exit_code]() { *exit_code = RunAnalyze(*args); });
 }
 

@@ -368,12 +368,12 @@ std::vector<int32_t> AllStuckBehind(const Context& ctx) {
 // ops out and went on, whatever it is doing now.
 void AddShifted(const Context& ctx, const ShiftedMember& m, std::vector<Finding>* out) {
   const CommGroup& g = ctx.index.groups()[m.group];
-  const OpRecord* skipped = ctx.index.FindColl(m.group, m.reference, m.index);
-  if (skipped == nullptr) return;
+  OpRecord skipped;  // may be older than a windowed load's full records
+  if (!ctx.index.FetchColl(m.group, m.reference, m.index, &skipped)) return;
   Finding f;
   f.kind = FindingKind::kLaggingRank;
   f.group = m.group;
-  f.op = OpOf(*skipped);
+  f.op = OpOf(skipped);
   RankNote n;
   n.rank = m.rank;
   n.process = m.process;

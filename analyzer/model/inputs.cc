@@ -7,9 +7,11 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <thread>
 #include <tuple>
 
+#include "analyzer/model/record_window.h"
 #include "flightrec/record_format.h"
 
 namespace flightrec {
@@ -96,6 +98,11 @@ std::string MajorityJob(const std::vector<ProcessSnapshot>& snapshots) {
   return best;
 }
 
+ReadFunction ReaderOf(const LoadOptions& options) {
+  if (options.read) return options.read;
+  return [](const std::string& p) { return ReadSnapshotFile(p); };
+}
+
 }  // namespace
 
 std::vector<std::string> CollectFiles(const std::vector<std::string>& paths,
@@ -150,8 +157,8 @@ Inputs SelectSnapshots(std::vector<ProcessSnapshot> snapshots,
 Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& options) {
   std::vector<RejectedInput> rejected;
   const std::vector<std::string> files = CollectFiles(paths, &rejected);
-  const ReadFunction read =
-      options.read ? options.read : [](const std::string& p) { return ReadSnapshotFile(p); };
+  const ReadFunction read = ReaderOf(options);
+  const uint64_t keep = RecordsPerFile(options.record_budget_bytes, files.size());
   unsigned threads = options.threads != 0 ? options.threads : std::thread::hardware_concurrency();
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(files.size())));
   // Results land at the file's index, so the outcome does not depend on
@@ -162,6 +169,8 @@ Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& opti
     for (size_t i = next.fetch_add(1, std::memory_order_relaxed); i < files.size();
          i = next.fetch_add(1, std::memory_order_relaxed)) {
       results[i] = read(files[i]);
+      // Trimmed right away, so at most one untrimmed file per thread exists.
+      if (results[i].ok) TrimToWindow(keep, &results[i].snapshot);
     }
   };
   std::vector<std::thread> pool;
@@ -179,6 +188,33 @@ Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& opti
     }
   }
   return SelectSnapshots(std::move(snapshots), std::move(rejected));
+}
+
+RecordSource FileRecordSource(const LoadOptions& options) {
+  struct Cache {
+    std::string path;
+    ReadResult result;
+  };
+  auto cache = std::make_shared<Cache>();
+  const ReadFunction read = ReaderOf(options);
+  return [cache, read](const ProcessSnapshot& process, const CommSnapshot& comm, uint64_t op_index,
+                       OpRecord* out) {
+    if (cache->path != process.path) {
+      cache->path = process.path;
+      cache->result = read(process.path);
+    }
+    if (!cache->result.ok) return false;
+    for (const CommSnapshot& c : cache->result.snapshot.comms) {
+      if (c.region_index != comm.region_index || c.comm_id != comm.comm_id) continue;
+      for (const OpRecord& r : c.records) {
+        if (!r.is_p2p() && r.op_index == op_index) {
+          *out = r;
+          return true;
+        }
+      }
+    }
+    return false;
+  };
 }
 
 }  // namespace analysis

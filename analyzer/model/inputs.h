@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/model/job_index.h"
 #include "analyzer/reader/snapshot.h"
 #include "analyzer/reader/snapshot_reader.h"
 
@@ -38,9 +39,17 @@ using ReadFunction = std::function<ReadResult(const std::string& path)>;
 struct LoadOptions {
   unsigned threads = 0;  // 0: one per core
   ReadFunction read;     // default: ReadSnapshotFile
+  // Memory for full records, shared by all files; a file with more than its
+  // share is trimmed as it is read (record_window.h). 0: keep everything.
+  uint64_t record_budget_bytes = 0;
 };
 
 Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& options = {});
+
+// Re-reads records from the files LoadInputs read (with the same read
+// function), for JobIndex::set_record_source. Keeps the last file read, so
+// several ops of one file cost one read.
+RecordSource FileRecordSource(const LoadOptions& options = {});
 
 // Files found under `paths` (directories walked recursively, sorted). A file
 // named explicitly is always returned; one found in a directory only when it

@@ -215,8 +215,39 @@ int64_t JobIndex::LastP2pIndex(int32_t group, int32_t rank, int32_t peer, bool s
 
 uint64_t JobIndex::FirstCollIndex(int32_t group, int32_t rank) const {
   const MemberOps* ops = Ops(group, rank);
-  if (ops == nullptr || ops->coll.empty()) return UINT64_MAX;
-  return Comm(groups_[group].members[rank]).records[ops->coll.front()].op_index;
+  if (ops == nullptr) return UINT64_MAX;
+  const CommSnapshot& c = Comm(groups_[group].members[rank]);
+  uint64_t first = ops->coll.empty() ? UINT64_MAX : c.records[ops->coll.front()].op_index;
+  for (size_t k = 0; k < c.history.size(); ++k) {
+    if (c.history[k].held()) return std::min(first, c.history_first + k);
+  }
+  return first;
+}
+
+bool JobIndex::FindCollSig(int32_t group, int32_t rank, uint64_t index, CollSig* out) const {
+  if (const OpRecord* r = FindColl(group, rank, index)) {
+    *out = SigOf(*r);
+    return true;
+  }
+  if (Ops(group, rank) == nullptr) return false;
+  const CommSnapshot& c = Comm(groups_[group].members[rank]);
+  if (index < c.history_first || index - c.history_first >= c.history.size()) return false;
+  *out = c.history[static_cast<size_t>(index - c.history_first)];
+  return out->held();
+}
+
+bool JobIndex::FetchColl(int32_t group, int32_t rank, uint64_t index, OpRecord* out) const {
+  if (const OpRecord* r = FindColl(group, rank, index)) {
+    *out = *r;
+    return true;
+  }
+  CollSig sig;
+  if (!source_ || !FindCollSig(group, rank, index, &sig)) return false;
+  const MemberRef& m = groups_[group].members[rank];
+  // A live ring may have moved on since it was read: only the same op
+  // (same signature) is taken.
+  return source_(processes_[m.process], Comm(m), index, out) && out->op_index == index &&
+         SigOf(*out).sig == sig.sig;
 }
 
 void JobIndex::BuildMissingOwners() {

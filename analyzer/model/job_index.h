@@ -11,10 +11,12 @@
 
 #include <stdint.h>
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "analyzer/model/coll_signature.h"
 #include "analyzer/reader/snapshot.h"
 
 namespace flightrec {
@@ -34,6 +36,12 @@ struct CommGroup {
   std::vector<MemberRef> members;  // index = comm rank
   int32_t present = 0;             // members with a file
 };
+
+// Re-reads collective `op_index` of region `comm` (same region_index and
+// comm_id) of `process` from its file, for ops a windowed load kept only as
+// signatures. Returns false when the file no longer holds it.
+using RecordSource = std::function<bool(const ProcessSnapshot& process, const CommSnapshot& comm,
+                                        uint64_t op_index, OpRecord* out)>;
 
 class JobIndex {
  public:
@@ -57,8 +65,15 @@ class JobIndex {
                           uint64_t index) const;
   // Highest p2p index seen from `rank` towards/from `peer`, -1 when none.
   int64_t LastP2pIndex(int32_t group, int32_t rank, int32_t peer, bool send) const;
-  // Oldest collective index still held by a member (records not overwritten).
+  // Oldest collective index still held by a member (records not
+  // overwritten), as a full record or as a windowed load's signature.
   uint64_t FirstCollIndex(int32_t group, int32_t rank) const;
+  // The signature of a member's collective `index`, full record or not.
+  bool FindCollSig(int32_t group, int32_t rank, uint64_t index, CollSig* out) const;
+  // The full record of a member's collective `index`: the one FindColl
+  // returns, else re-read through the record source (windowed loads).
+  bool FetchColl(int32_t group, int32_t rank, uint64_t index, OpRecord* out) const;
+  void set_record_source(RecordSource source) { source_ = std::move(source); }
 
   // Members with no file, named once. A process with no file leaves a hole
   // in every comm it belongs to; a comm whose present members all belong to
@@ -87,6 +102,17 @@ class JobIndex {
       prev = &recs[pos];
       fn(*prev);
     }
+  }
+  // Calls fn(uint64_t index, CollSig) for every collective a member holds,
+  // once per index: signatures a windowed load kept, then full records.
+  template <typename Fn>
+  void ForEachCollSig(int32_t group, int32_t rank, Fn&& fn) const {
+    if (Ops(group, rank) == nullptr) return;
+    const CommSnapshot& c = Comm(groups_[group].members[rank]);
+    for (size_t k = 0; k < c.history.size(); ++k) {
+      if (c.history[k].held()) fn(c.history_first + k, c.history[k]);
+    }
+    ForEachColl(group, rank, [&fn](const OpRecord& r) { fn(r.op_index, SigOf(r)); });
   }
 
  private:
@@ -118,6 +144,7 @@ class JobIndex {
   std::vector<MemberOps> ops_;          // flat comm -> ops
   std::vector<int32_t> missing_owner_;  // group -> widest group reporting its holes
   std::vector<std::string> warnings_;
+  RecordSource source_;
 };
 
 }  // namespace analysis

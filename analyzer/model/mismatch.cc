@@ -1,9 +1,11 @@
 // mismatch: members that enqueued the same op index with different
 // arguments. Normal is decided per field by majority; the minority is named.
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 
+#include "analyzer/model/coll_signature.h"
 #include "analyzer/model/describe.h"
 #include "analyzer/model/detectors.h"
 #include "flightrec/record_format.h"
@@ -15,11 +17,6 @@ namespace {
 
 enum Field { kFunc, kCount, kDatatype, kRoot, kSeq, kNumFields };
 constexpr const char* kFieldNames[kNumFields] = {"func", "count", "datatype", "root", "seq"};
-
-bool Rooted(uint8_t func) {
-  return func == format::kFuncBroadcast || func == format::kFuncReduce ||
-         func == format::kFuncGather || func == format::kFuncScatter;
-}
 
 // AllGather and Broadcast come from NCCL's Coll event in bytes as ncclInt8:
 // a count difference there may be the user's count or datatype.
@@ -104,7 +101,7 @@ class CollChecker {
     FindDisagreements(lo, hi, &bad_indices);
     if (bad_indices.empty()) return;
     Finding first;
-    CompareIndex(bad_indices.front(), &first);
+    if (!CompareIndex(bad_indices.front(), &first)) BySignature(bad_indices.front(), &first);
     const uint64_t bad = bad_indices.size();
     if (bad > 1) {
       first.summary += "; " + std::to_string(bad - 1) + " later op" + (bad > 2 ? "s" : "") +
@@ -118,24 +115,23 @@ class CollChecker {
 
   // The indices in [lo, hi] where some member disagrees with the lowest
   // rank holding that index, ascending. One sequential pass per member over
-  // its own records (not one lookup per (index, member)), so the cost is
-  // the number of records, with no cache miss per comparison.
+  // its own ops (not one lookup per (index, member)), so the cost is the
+  // number of ops, with no cache miss per comparison. Signatures, so the
+  // older ops of a windowed load compare like full records.
   void FindDisagreements(uint64_t lo, uint64_t hi, std::vector<uint64_t>* bad_indices) {
     const CommGroup& g = index_.groups()[group_];
-    std::vector<const OpRecord*> ref(static_cast<size_t>(hi - lo + 1), nullptr);
+    std::vector<CollSig> ref(static_cast<size_t>(hi - lo + 1));
     std::vector<char> bad(ref.size(), 0);
     for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
       if (!Compared(r)) continue;
-      index_.ForEachColl(group_, r, [&](const OpRecord& rec) {
-        if (rec.op_index < lo || rec.op_index > hi) return;
-        const size_t k = static_cast<size_t>(rec.op_index - lo);
-        if (ref[k] == nullptr) {
-          ref[k] = &rec;
+      index_.ForEachCollSig(group_, r, [&](uint64_t op, CollSig sig) {
+        if (op < lo || op > hi) return;
+        const size_t k = static_cast<size_t>(op - lo);
+        if (!ref[k].held()) {
+          ref[k] = sig;
           return;
         }
-        for (int field = 0; field < kNumFields && !bad[k]; ++field) {
-          bad[k] = FieldOf(rec, field) != FieldOf(*ref[k], field);
-        }
+        bad[k] = bad[k] || sig.sig != ref[k].sig || sig.seq_lo != ref[k].seq_lo;
       });
     }
     for (size_t k = 0; k < bad.size(); ++k) {
@@ -143,21 +139,42 @@ class CollChecker {
     }
   }
 
-  // True when members disagree at index i; fills *f for the first one.
-  bool CompareIndex(uint64_t i, Finding* f) {
+  // Every compared member's record of index i into rows_. An op a windowed
+  // load kept as a signature is re-read once per distinct signature (one
+  // file, not one per member) and given the member's own seq.
+  void CollectRows(uint64_t i) {
     const CommGroup& g = index_.groups()[group_];
     rows_.clear();
+    std::map<uint32_t, OpRecord> fetched;
     for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
       if (!Compared(r)) continue;
-      const OpRecord* rec = index_.FindColl(group_, r, i);
-      if (rec != nullptr) rows_.emplace_back(r, rec);
+      if (const OpRecord* rec = index_.FindColl(group_, r, i)) {
+        rows_.emplace_back(r, *rec);
+        continue;
+      }
+      CollSig sig;
+      if (!index_.FindCollSig(group_, r, i, &sig)) continue;
+      auto it = fetched.find(sig.sig);
+      if (it == fetched.end()) {
+        OpRecord rec;
+        if (!index_.FetchColl(group_, r, i, &rec)) continue;
+        it = fetched.emplace(sig.sig, rec).first;
+      }
+      OpRecord rec = it->second;
+      rec.nccl_seq = (rec.nccl_seq & ~uint64_t{0xffffffff}) | sig.seq_lo;
+      rows_.emplace_back(r, rec);
     }
+  }
+
+  // True when members disagree at index i; fills *f for the first one.
+  bool CompareIndex(uint64_t i, Finding* f) {
+    CollectRows(i);
     if (rows_.size() < 2) return false;
     bool differ = false;
-    const OpRecord& ref = *rows_.front().second;
+    const OpRecord& ref = rows_.front().second;
     for (const auto& row : rows_) {
       for (int field = 0; field < kNumFields && !differ; ++field) {
-        differ = FieldOf(*row.second, field) != FieldOf(ref, field);
+        differ = FieldOf(row.second, field) != FieldOf(ref, field);
       }
       if (differ) break;
     }
@@ -166,16 +183,56 @@ class CollChecker {
     return true;
   }
 
+  // When the records of index i cannot be re-read (a live ring moved on, a
+  // file vanished): the members whose signature is not the most common one,
+  // without their values.
+  void BySignature(uint64_t i, Finding* f) {
+    const CommGroup& g = index_.groups()[group_];
+    std::vector<std::pair<uint64_t, int32_t>> sigs;
+    for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
+      CollSig sig;
+      if (Compared(r) && index_.FindCollSig(group_, r, i, &sig)) {
+        sigs.emplace_back(uint64_t{sig.sig} << 32 | sig.seq_lo, r);
+      }
+    }
+    size_t count = 0;
+    bool tie = false;
+    const uint64_t mode = Mode(sigs, &count, &tie);
+    f->kind = FindingKind::kMismatch;
+    f->group = group_;
+    f->op.index = i;
+    f->fields.push_back("signature");
+    for (const auto& [sig, r] : sigs) {
+      if (sig == mode && !tie) continue;
+      RankNote n;
+      n.rank = r;
+      n.process = g.members[r].process;
+      f->ranks.push_back(n);
+    }
+    if (f->ranks.empty()) return;
+    const RankNote& who = f->ranks.front();
+    f->summary = RankLabel(index_, who.rank, who.process) +
+                 (f->ranks.size() > 1 ? " and " + std::to_string(f->ranks.size() - 1) + " more"
+                                      : std::string()) +
+                 " enqueued op #" + std::to_string(i) + " on " + CommLabel(g) +
+                 " with other arguments (func, count, datatype, root or seq) than " +
+                 std::to_string(count) + " of " + std::to_string(sigs.size()) +
+                 " ranks; its record could not be re-read to say which";
+    f->contested = tie;
+    f->root_cause = true;
+    f->confidence = (tie ? 0.4 : 0.8) * DataQuality(index_, group_, true);
+  }
+
   void Describe(uint64_t i, Finding* f) {
     const CommGroup& g = index_.groups()[group_];
     std::vector<char> minority(g.members.size(), 0);
     std::string detail;
     bool any_tie = false;
     size_t majority_size = rows_.size();
-    OpRecord normal = *rows_.front().second;
+    OpRecord normal = rows_.front().second;
     for (int field = 0; field < kNumFields; ++field) {
       Column col;
-      for (const auto& row : rows_) col.values.emplace_back(FieldOf(*row.second, field), row.first);
+      for (const auto& row : rows_) col.values.emplace_back(FieldOf(row.second, field), row.first);
       size_t count = 0;
       bool tie = false;
       const uint64_t mode = Mode(col.values, &count, &tie);
@@ -230,7 +287,7 @@ class CollChecker {
   const JobIndex& index_;
   const int32_t group_;
   std::vector<char> excluded_;
-  std::vector<std::pair<int32_t, const OpRecord*>> rows_;
+  std::vector<std::pair<int32_t, OpRecord>> rows_;
 };
 
 uint64_t P2pSize(const OpRecord& r, bool by_bytes) { return by_bytes ? r.bytes : r.count; }

@@ -2,7 +2,6 @@
 // ShiftedMember): the records of a rank that skipped an op and went on.
 #include <algorithm>
 #include <map>
-#include <tuple>
 
 #include "analyzer/model/detectors.h"
 #include "flightrec/record_format.h"
@@ -16,16 +15,12 @@ constexpr int64_t kMaxShift = 8;
 // Ops compared per member: the newest ones of a ring are plenty.
 constexpr uint64_t kMaxSpan = uint64_t{1} << 22;
 
-bool Rooted(uint8_t func) {
-  return func == format::kFuncBroadcast || func == format::kFuncReduce ||
-         func == format::kFuncGather || func == format::kFuncScatter;
-}
-
-// What the user asked for (NCCL's seqNumber is per function, so it shifts
-// differently and is left out).
-using Signature = std::tuple<uint8_t, uint64_t, uint8_t, int32_t>;
-Signature SignatureOf(const OpRecord& r) {
-  return {r.func, r.count, r.datatype, Rooted(r.func) ? r.root_or_peer : 0};
+// What the user asked for: CollSig::sig (NCCL's seqNumber is per function,
+// so it shifts differently and is left out). Full records and a windowed
+// load's older signatures compare alike.
+uint32_t SigAt(const JobIndex& index, int32_t group, int32_t rank, uint64_t i) {
+  CollSig sig;
+  return index.FindCollSig(group, rank, i, &sig) ? sig.sig : 0;
 }
 
 class GroupShifts {
@@ -56,16 +51,16 @@ class GroupShifts {
   // the first member holding it; one pass per member over its own records.
   bool FirstDisagreement(uint64_t lo, uint64_t hi, uint64_t* first) {
     const CommGroup& g = index_.groups()[group_];
-    std::vector<const OpRecord*> ref(static_cast<size_t>(hi - lo + 1), nullptr);
+    std::vector<uint32_t> ref(static_cast<size_t>(hi - lo + 1), 0);  // 0: none yet
     uint64_t best = UINT64_MAX;
     for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
-      index_.ForEachColl(group_, r, [&](const OpRecord& rec) {
-        if (rec.op_index < lo || rec.op_index > hi || rec.op_index >= best) return;
-        const size_t k = static_cast<size_t>(rec.op_index - lo);
-        if (ref[k] == nullptr) {
-          ref[k] = &rec;
-        } else if (SignatureOf(rec) != SignatureOf(*ref[k])) {
-          best = rec.op_index;
+      index_.ForEachCollSig(group_, r, [&](uint64_t op, CollSig sig) {
+        if (op < lo || op > hi || op >= best) return;
+        uint32_t& k = ref[static_cast<size_t>(op - lo)];
+        if (k == 0) {
+          k = sig.sig;
+        } else if (sig.sig != k) {
+          best = op;
         }
       });
     }
@@ -75,10 +70,10 @@ class GroupShifts {
 
   void Candidates(uint64_t i, std::vector<ShiftedMember>* out) {
     const CommGroup& g = index_.groups()[group_];
-    std::map<Signature, std::vector<int32_t>> by_sig;
+    std::map<uint32_t, std::vector<int32_t>> by_sig;
     for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
-      const OpRecord* rec = index_.FindColl(group_, r, i);
-      if (rec != nullptr) by_sig[SignatureOf(*rec)].push_back(r);
+      const uint32_t sig = SigAt(index_, group_, r, i);
+      if (sig != 0) by_sig[sig].push_back(r);
     }
     if (by_sig.size() < 2) return;
     size_t most = 0, second = 0;
@@ -131,21 +126,21 @@ class GroupShifts {
     const uint64_t mine_end = index_.Comm(g.members[rank]).coll_count;
     bool later = false, unshifted_fails = false;
     for (uint64_t t = i + 1; t < mine_end && !unshifted_fails; ++t) {
-      const OpRecord* mine = index_.FindColl(group_, rank, t);
-      if (mine == nullptr) continue;
+      const uint32_t mine = SigAt(index_, group_, rank, t);
+      if (mine == 0) continue;
       later = true;
-      const OpRecord* theirs = index_.FindColl(group_, ref, t);
-      unshifted_fails = theirs != nullptr && SignatureOf(*mine) != SignatureOf(*theirs);
+      const uint32_t theirs = SigAt(index_, group_, ref, t);
+      unshifted_fails = theirs != 0 && mine != theirs;
     }
     if (later && !unshifted_fails) return false;
     for (int64_t s = 1; s <= kMaxShift; ++s) {
       uint64_t matched = 0;
       bool ok = true;
       for (uint64_t t = i; t < mine_end && ok; ++t) {
-        const OpRecord* mine = index_.FindColl(group_, rank, t);
-        const OpRecord* theirs = index_.FindColl(group_, ref, t + static_cast<uint64_t>(s));
-        if (mine == nullptr || theirs == nullptr) continue;
-        ok = SignatureOf(*mine) == SignatureOf(*theirs);
+        const uint32_t mine = SigAt(index_, group_, rank, t);
+        const uint32_t theirs = SigAt(index_, group_, ref, t + static_cast<uint64_t>(s));
+        if (mine == 0 || theirs == 0) continue;
+        ok = mine == theirs;
         matched += ok ? 1 : 0;
       }
       if (!ok || matched == 0) continue;

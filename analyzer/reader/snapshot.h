@@ -65,6 +65,15 @@ struct OpRecord {
   }
 };
 
+// What a windowed load (analyzer/model/record_window.h) keeps of a
+// collective older than its window: enough to compare it with the other
+// members' op of the same index, 8 bytes instead of an OpRecord.
+struct CollSig {
+  uint32_t sig = 0;     // hash of func, count, datatype, root; 0: not held
+  uint32_t seq_lo = 0;  // low 32 bits of nccl_seq
+  bool held() const { return sig != 0; }
+};
+
 // One communicator region.
 struct CommSnapshot {
   uint32_t region_index = 0;
@@ -87,6 +96,12 @@ struct CommSnapshot {
   uint64_t last_enqueue_wall_ns = 0;
   std::array<uint64_t, 8> drops{};
   std::vector<OpRecord> records;  // valid records, ascending slot_seq
+  // Filled only by a windowed load: the collectives it took out of
+  // `records`, by op index (history[k] is op history_first + k), and how
+  // many records it took out in all (p2p ones are not kept at all).
+  uint64_t history_first = 0;
+  std::vector<CollSig> history;
+  uint64_t trimmed = 0;
 };
 
 // One file (ring or dump) from one process.

@@ -1,0 +1,35 @@
+#include "analyzer/model/coll_signature.h"
+
+#include "flightrec/record_format.h"
+
+namespace flightrec {
+namespace analysis {
+namespace {
+
+// splitmix64's finalizer: every input bit reaches every output bit.
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+bool Rooted(uint8_t func) {
+  return func == format::kFuncBroadcast || func == format::kFuncReduce ||
+         func == format::kFuncGather || func == format::kFuncScatter;
+}
+
+CollSig SigOf(const OpRecord& r) {
+  const uint32_t root = Rooted(r.func) ? static_cast<uint32_t>(r.root_or_peer) : 0;
+  const uint64_t small = uint64_t{r.func} | uint64_t{r.datatype} << 8 | uint64_t{root} << 16;
+  const uint64_t h = Mix(Mix(r.count) ^ small);
+  uint32_t sig = static_cast<uint32_t>(h ^ (h >> 32));
+  if (sig == 0) sig = 1;
+  return CollSig{sig, static_cast<uint32_t>(r.nccl_seq)};
+}
+
+}  // namespace analysis
+}  // namespace flightrec

@@ -1,0 +1,26 @@
+// What makes two members' collectives "the same op": the arguments the
+// user passed (func, count, datatype and, for rooted funcs, the root). Both
+// the mismatch and the shift detectors compare these, on full records or
+// on the 32-bit signatures a windowed load keeps for older ops.
+#ifndef FLIGHTREC_ANALYZER_MODEL_COLL_SIGNATURE_H_
+#define FLIGHTREC_ANALYZER_MODEL_COLL_SIGNATURE_H_
+
+#include <stdint.h>
+
+#include "analyzer/reader/snapshot.h"
+
+namespace flightrec {
+namespace analysis {
+
+// Funcs whose root_or_peer is a root every member must agree on.
+bool Rooted(uint8_t func);
+
+// The signature of a collective record: never 0 (0 marks "not held"). Two
+// records with equal arguments have equal signatures; different ones
+// collide with probability 2^-32, which can only hide a difference.
+CollSig SigOf(const OpRecord& r);
+
+}  // namespace analysis
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_ANALYZER_MODEL_COLL_SIGNATURE_H_

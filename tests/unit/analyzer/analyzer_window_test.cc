@@ -1,0 +1,219 @@
+// The windowed load (analyzer/model/record_window.h): files trimmed to a few
+// full records must lead to the same findings as the files read whole, the
+// older ops compared through their signatures and re-read when described.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "analyzer/model/analyzer.h"
+#include "analyzer/model/coll_signature.h"
+#include "analyzer/model/job_index.h"
+#include "analyzer/model/record_window.h"
+#include "unit/analyzer/synthetic_job.h"
+
+namespace flightrec {
+namespace testing {
+namespace {
+
+using analysis::Finding;
+using analysis::FindingKind;
+using analysis::Verdict;
+
+constexpr uint64_t kWindow = 30;  // full records kept per file
+
+JobSpec LongJob(Fault fault) {
+  JobSpec spec;
+  spec.nranks = 8;
+  spec.steps = 120;  // 360 ops per rank, 12x the window
+  spec.fault = fault;
+  return spec;
+}
+
+// Reads records back from the untrimmed snapshots, as FileRecordSource does
+// from the files; counts the reads.
+struct Source {
+  explicit Source(std::vector<ProcessSnapshot> whole) : whole(std::move(whole)) {}
+  analysis::RecordSource Make() {
+    return [this](const ProcessSnapshot& p, const CommSnapshot& comm, uint64_t op, OpRecord* out) {
+      ++reads;
+      for (const ProcessSnapshot& w : whole) {
+        if (w.pid != p.pid) continue;
+        for (const CommSnapshot& c : w.comms) {
+          if (c.region_index != comm.region_index || c.comm_id != comm.comm_id) continue;
+          for (const OpRecord& r : c.records) {
+            if (!r.is_p2p() && r.op_index == op) {
+              *out = r;
+              return true;
+            }
+          }
+        }
+      }
+      return false;
+    };
+  }
+  std::vector<ProcessSnapshot> whole;
+  int reads = 0;
+};
+
+struct WindowRun {
+  WindowRun(std::vector<ProcessSnapshot> p, analysis::RecordSource source)
+      : procs(std::move(p)), index(procs) {
+    index.set_record_source(std::move(source));
+    result = analysis::Analyze(index);
+  }
+  std::vector<ProcessSnapshot> procs;
+  analysis::JobIndex index;
+  analysis::Analysis result;
+};
+
+std::vector<ProcessSnapshot> Trimmed(std::vector<ProcessSnapshot> procs, uint64_t window) {
+  for (ProcessSnapshot& p : procs) analysis::TrimToWindow(window, &p);
+  return procs;
+}
+
+size_t Records(const ProcessSnapshot& p) {
+  size_t n = 0;
+  for (const CommSnapshot& c : p.comms) n += c.records.size();
+  return n;
+}
+
+void ExpectSameFindings(const analysis::Analysis& whole, const analysis::Analysis& windowed) {
+  EXPECT_EQ(windowed.verdict, whole.verdict);
+  ASSERT_EQ(windowed.findings.size(), whole.findings.size());
+  for (size_t i = 0; i < whole.findings.size(); ++i) {
+    const Finding& a = whole.findings[i];
+    const Finding& b = windowed.findings[i];
+    EXPECT_EQ(b.kind, a.kind);
+    EXPECT_EQ(b.summary, a.summary);
+    EXPECT_EQ(b.fields, a.fields);
+    EXPECT_EQ(b.op.index, a.op.index);
+    ASSERT_EQ(b.ranks.size(), a.ranks.size());
+    for (size_t r = 0; r < a.ranks.size(); ++r) EXPECT_EQ(b.ranks[r].process, a.ranks[r].process);
+  }
+  ASSERT_EQ(windowed.culprits.size(), whole.culprits.size());
+  for (size_t c = 0; c < whole.culprits.size(); ++c) {
+    EXPECT_EQ(windowed.culprits[c].process, whole.culprits[c].process);
+  }
+}
+
+TEST(RecordWindowTest, RecordsPerFileSharesTheBudgetWithAFloor) {
+  EXPECT_EQ(analysis::RecordsPerFile(0, 100), UINT64_MAX);
+  EXPECT_EQ(analysis::RecordsPerFile(uint64_t{1} << 30, 1024),
+            (uint64_t{1} << 30) / sizeof(OpRecord) / 1024);
+  EXPECT_EQ(analysis::RecordsPerFile(1024, 16384), analysis::kMinWindowRecords);
+}
+
+TEST(RecordWindowTest, AFileWithinItsShareIsLeftExactlyAsRead) {
+  const std::vector<ProcessSnapshot> whole = MakeJob(LongJob(Fault::kNone));
+  std::vector<ProcessSnapshot> same = whole;
+  analysis::TrimToWindow(Records(whole[0]), &same[0]);
+  ASSERT_EQ(same[0].comms.size(), whole[0].comms.size());
+  for (size_t c = 0; c < whole[0].comms.size(); ++c) {
+    EXPECT_EQ(same[0].comms[c].records.size(), whole[0].comms[c].records.size());
+    EXPECT_TRUE(same[0].comms[c].history.empty());
+    EXPECT_EQ(same[0].comms[c].trimmed, 0u);
+  }
+}
+
+TEST(RecordWindowTest, KeepsTheNewestByTimeAndEveryPendingOp) {
+  JobSpec spec = LongJob(Fault::kStuckBeforeOp);
+  spec.op = 3 * 110;  // rank 5 stops at step 110: its peers pend from there
+  const std::vector<ProcessSnapshot> whole = MakeJob(spec);
+  const std::vector<ProcessSnapshot> cut = Trimmed(whole, kWindow);
+  for (size_t p = 0; p < whole.size(); ++p) {
+    SCOPED_TRACE(whole[p].pid);
+    uint64_t newest_trimmed = 0, oldest_kept = UINT64_MAX, trimmed = 0;
+    size_t pending_whole = 0, pending_kept = 0;
+    for (size_t c = 0; c < whole[p].comms.size(); ++c) {
+      const CommSnapshot& w = whole[p].comms[c];
+      const CommSnapshot& k = cut[p].comms[c];
+      trimmed += k.trimmed;
+      EXPECT_EQ(k.records.size() + k.trimmed, w.records.size());
+      for (const OpRecord& r : w.records) pending_whole += r.state < format::kOpDone;
+      for (const OpRecord& r : k.records) {
+        pending_kept += r.state < format::kOpDone;
+        if (r.state >= format::kOpDone) oldest_kept = std::min(oldest_kept, r.t_enqueue_ns);
+      }
+      // Every trimmed collective is in the history with its signature.
+      for (const OpRecord& r : w.records) {
+        const bool kept = std::any_of(k.records.begin(), k.records.end(),
+                                      [&](const OpRecord& x) { return x.slot_seq == r.slot_seq; });
+        if (kept) continue;
+        newest_trimmed = std::max(newest_trimmed, r.t_enqueue_ns);
+        ASSERT_GE(r.op_index, k.history_first);
+        ASSERT_LT(r.op_index - k.history_first, k.history.size());
+        const CollSig sig = k.history[r.op_index - k.history_first];
+        EXPECT_EQ(sig.sig, analysis::SigOf(r).sig);
+        EXPECT_EQ(sig.seq_lo, static_cast<uint32_t>(r.nccl_seq));
+      }
+    }
+    EXPECT_GT(trimmed, 0u);
+    EXPECT_EQ(pending_kept, pending_whole);
+    EXPECT_LE(Records(cut[p]), kWindow + pending_whole);
+    EXPECT_LT(newest_trimmed, oldest_kept);  // one time cut across comms
+  }
+}
+
+TEST(RecordWindowTest, HealthyLongRunStaysHealthy) {
+  const std::vector<ProcessSnapshot> whole = MakeJob(LongJob(Fault::kNone));
+  Source source(whole);
+  WindowRun run(Trimmed(whole, kWindow), source.Make());
+  EXPECT_EQ(run.result.verdict, Verdict::kHealthy);
+  EXPECT_TRUE(run.result.findings.empty()) << run.result.findings.front().summary;
+  EXPECT_EQ(source.reads, 0);
+}
+
+TEST(RecordWindowTest, AnOldMismatchIsFoundAndDescribedFromTheFile) {
+  for (const char* field : {"count", "datatype", "root", "func"}) {
+    SCOPED_TRACE(field);
+    JobSpec spec = LongJob(Fault::kMismatch);
+    spec.field = field;
+    spec.op = std::string(field) == "count" || std::string(field) == "func" ? 6 : 8;
+    const std::vector<ProcessSnapshot> whole = MakeJob(spec);
+    WindowRun reference(whole, nullptr);
+    ASSERT_EQ(reference.result.verdict, Verdict::kDesync);
+    Source source(whole);
+    WindowRun windowed(Trimmed(whole, kWindow), source.Make());
+    ExpectSameFindings(reference.result, windowed.result);
+    // One read per distinct signature at the op, not one per member.
+    EXPECT_GT(source.reads, 0);
+    EXPECT_LE(source.reads, 2);
+  }
+}
+
+TEST(RecordWindowTest, WithoutTheFileAnOldMismatchIsNamedBySignature) {
+  JobSpec spec = LongJob(Fault::kMismatch);
+  spec.op = 6;
+  WindowRun windowed(Trimmed(MakeJob(spec), kWindow), nullptr);
+  EXPECT_EQ(windowed.result.verdict, Verdict::kDesync);
+  const Finding* f = nullptr;
+  for (const Finding& x : windowed.result.findings) {
+    if (x.kind == FindingKind::kMismatch) f = &x;
+  }
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->fields, std::vector<std::string>{"signature"});
+  ASSERT_EQ(f->ranks.size(), 1u);
+  EXPECT_EQ(windowed.procs[f->ranks[0].process].pid, 4005);
+  EXPECT_EQ(f->op.index, 2u);
+  EXPECT_NE(f->summary.find("could not be re-read"), std::string::npos) << f->summary;
+}
+
+TEST(RecordWindowTest, AnOldSkipIsStillTheRootCause) {
+  JobSpec spec = LongJob(Fault::kSkipOp);
+  spec.tp = 0;  // one comm: the skip shifts every later index
+  spec.op = 3;
+  const std::vector<ProcessSnapshot> whole = MakeJob(spec);
+  WindowRun reference(whole, nullptr);
+  ASSERT_EQ(reference.result.verdict, Verdict::kHang);
+  Source source(whole);
+  WindowRun windowed(Trimmed(whole, kWindow), source.Make());
+  ExpectSameFindings(reference.result, windowed.result);
+  ASSERT_FALSE(windowed.result.culprits.empty());
+  EXPECT_EQ(windowed.procs[windowed.result.culprits[0].process].pid, 4005);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace flightrec
