@@ -93,7 +93,7 @@ try:
     summary = json.load(open(report)).get("headline", "")
 except Exception as e:  # the report format is the analyzer's; keep the run
     summary = "unreadable report: %s" % e
-size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d) if f.endswith(".frdump"))
+size = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(d) for f in fs if f.endswith(".frdump"))
 row = {"ranks": int(n), "exit_code": int(rc), "analyze_s": float(t1) - float(t0),
        "peak_rss_mib": rss / 1024.0, "decompress": json.loads(dec),
        "zstd_t_1thread_s": float(zt1) - float(zt0), "dump_bytes": size,

@@ -76,8 +76,30 @@ void AddOtherCulprits(const std::vector<Finding>& findings, std::vector<Culprit>
   }
 }
 
+// Files a windowed load trimmed (record_window.h), said once for the job.
+void AddWindowNote(const JobIndex& index, Analysis* a) {
+  uint64_t files = 0, trimmed = 0, kept = 0;
+  for (const ProcessSnapshot& snap : index.processes()) {
+    uint64_t t = 0;
+    for (const CommSnapshot& c : snap.comms) {
+      t += c.trimmed;
+      kept += c.records.size();
+    }
+    files += t > 0 ? 1 : 0;
+    trimmed += t;
+  }
+  if (files == 0) return;
+  a->notes.push_back(
+      std::to_string(files) + " of " + std::to_string(index.processes().size()) +
+      " files held more records than their share of the record memory (--record-memory): " +
+      std::to_string(kept) + " newest records were kept in full and " + std::to_string(trimmed) +
+      " older ones as signatures (collectives, still compared for mismatches and skips) or not "
+      "at all (p2p); stragglers are judged on the newest records only");
+}
+
 void AddNotes(const JobIndex& index, const JobProgress& progress, Analysis* a) {
   a->notes = index.warnings();
+  AddWindowNote(index, a);
   for (size_t p = 0; p < index.processes().size(); ++p) {
     const ProcessSnapshot& snap = index.processes()[p];
     const uint64_t drops = std::accumulate(snap.drops.begin(), snap.drops.end(), uint64_t{0});

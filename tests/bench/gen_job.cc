@@ -15,7 +15,8 @@
 // one collective behind. N must be a multiple of 8.
 //
 // --decompress is the baseline the analyzer is compared with: it only reads
-// and zstd-decompresses every *.frdump in DIR (T threads, reused buffers).
+// and zstd-decompresses every *.frdump under DIR (T threads, reused buffers).
+// Dumps go to DIR/ranks-NNNNN/ (1,024 ranks each; see RankDir).
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -26,8 +27,10 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -42,6 +45,8 @@ namespace {
 
 constexpr int kChannels = 8;
 constexpr int kTpSize = 8;
+// Ranks per dump directory: fewer than pid_max / 2 forks apart (see RankDir).
+constexpr int kRanksPerDir = 1024;
 
 struct Options {
   std::string out;
@@ -169,11 +174,36 @@ void RemoveOwnRing(const std::string& dir) {
   closedir(d);
 }
 
+// Every *.frdump under `dir` (recursively), sorted.
+std::vector<std::string> DumpsUnder(const std::string& dir, std::string* error) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->path().extension() == ".frdump") files.push_back(it->path().string());
+  }
+  if (ec) *error = dir + ": " + ec.message();
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Where rank `rank` dumps: one directory per block of ranks, as one per host
+// on a cluster. Dumps are named by host and pid; here every rank is on the
+// same host and a 16k-rank job (two tids per rank: the rank and its
+// watchdog) wraps pid_max, so one flat directory would let a later rank
+// overwrite an earlier one's dump.
+std::string RankDir(const Options& o, int rank) {
+  char name[32];
+  snprintf(name, sizeof(name), "/ranks-%05d", rank / kRanksPerDir * kRanksPerDir);
+  return o.out + name;
+}
+
 // The child: one rank of the job. Returns the exit status.
 int RunRank(const Options& o, int rank) {
   const std::string rings = o.out + "/rings";
+  const std::string dumps = RankDir(o, rank);
   setenv("NCCL_FLIGHTREC_DIR", rings.c_str(), 1);
-  setenv("NCCL_FLIGHTREC_DUMP_DIR", o.out.c_str(), 1);
+  setenv("NCCL_FLIGHTREC_DUMP_DIR", dumps.c_str(), 1);
   setenv("NCCL_FLIGHTREC_JOB_ID", "genjob", 1);
   setenv("NCCL_FLIGHTREC_DUMP_ON_EXIT", "1", 1);
   setenv("NCCL_FLIGHTREC_TRIGGER", "0", 1);
@@ -216,6 +246,7 @@ int Generate(const Options& o) {
   int running = 0, failed = 0, next = 0;
   while (next < o.ranks || running > 0) {
     if (next < o.ranks && running < o.parallel) {
+      mkdir(RankDir(o, next).c_str(), 0755);
       fflush(stdout);
       const pid_t pid = fork();
       if (pid == 0) _exit(RunRank(o, next));
@@ -234,6 +265,15 @@ int Generate(const Options& o) {
     }
   }
   rmdir(rings.c_str());
+  // Every rank must have left exactly one dump: a lost one would make the
+  // benchmark analyse a different job than it claims.
+  std::string error;
+  const size_t dumps = DumpsUnder(o.out, &error).size();
+  if (dumps != static_cast<size_t>(o.ranks)) {
+    fprintf(stderr, "flightrec-genjob: %zu dumps for %d ranks under %s %s\n", dumps, o.ranks,
+            o.out.c_str(), error.c_str());
+    ++failed;
+  }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   printf(
       "{\"ranks\": %d, \"records_per_rank\": %d, \"hung_rank\": %d, \"failed\": %d, "
@@ -244,20 +284,12 @@ int Generate(const Options& o) {
 
 // Reads and decompresses every *.frdump in `dir`: the floor for analyze.
 int Decompress(const Options& o) {
-  std::vector<std::string> files;
-  DIR* d = opendir(o.decompress.c_str());
-  if (d == nullptr) {
-    fprintf(stderr, "flightrec-genjob: cannot open %s: %s\n", o.decompress.c_str(),
-            strerror(errno));
+  std::string error;
+  const std::vector<std::string> files = DumpsUnder(o.decompress, &error);
+  if (!error.empty()) {
+    fprintf(stderr, "flightrec-genjob: %s\n", error.c_str());
     return 1;
   }
-  while (dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.size() > 7 && name.compare(name.size() - 7, 7, ".frdump") == 0) {
-      files.push_back(o.decompress + "/" + name);
-    }
-  }
-  closedir(d);
   std::atomic<size_t> index{0};
   std::atomic<uint64_t> in_bytes{0}, out_bytes{0}, errors{0};
   const auto t0 = std::chrono::steady_clock::now();

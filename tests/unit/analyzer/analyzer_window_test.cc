@@ -163,6 +163,13 @@ TEST(RecordWindowTest, HealthyLongRunStaysHealthy) {
   EXPECT_EQ(run.result.verdict, Verdict::kHealthy);
   EXPECT_TRUE(run.result.findings.empty()) << run.result.findings.front().summary;
   EXPECT_EQ(source.reads, 0);
+  // The report says the files were windowed, and how much was kept.
+  ASSERT_EQ(run.result.notes.size(), 1u);
+  EXPECT_NE(run.result.notes[0].find("8 of 8 files held more records"), std::string::npos)
+      << run.result.notes[0];
+  EXPECT_NE(run.result.notes[0].find(std::to_string(8 * kWindow) + " newest records"),
+            std::string::npos)
+      << run.result.notes[0];
 }
 
 TEST(RecordWindowTest, AnOldMismatchIsFoundAndDescribedFromTheFile) {
