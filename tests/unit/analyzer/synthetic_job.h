@@ -45,6 +45,9 @@ struct JobSpec {
   std::string field = "count";  // kMismatch: count|datatype|root|func
   uint64_t slow_ns = 5000000;
   std::map<int, uint64_t> capacity;  // rank -> ring capacity (wrap)
+  // > 0: every op's count varies with its step (1024 + 64 * (step %
+  // count_period)), so a rank that skipped an op is visible in its records.
+  int count_period = 0;
 };
 
 constexpr uint64_t kBaseWallNs = 1700000000000000000ULL;
@@ -133,7 +136,10 @@ class SyntheticJob {
         if (spec_.fault == Fault::kDeadlock && r == spec_.rank && s == spec_.step) {
           std::swap(order.front(), order.back());
         }
-        for (int c : order) prog.push_back({c, comms_[c].func, 1024, format::kTypeFloat32, 0});
+        const uint64_t count =
+            1024 +
+            (spec_.count_period > 0 ? 64 * static_cast<uint64_t>(s % spec_.count_period) : 0);
+        for (int c : order) prog.push_back({c, comms_[c].func, count, format::kTypeFloat32, 0});
       }
       if (r != spec_.rank) continue;
       const size_t op = static_cast<size_t>(spec_.op);
