@@ -36,7 +36,7 @@ abi::Result StartEventV3(void* context, void** handle, abi::EventDescrV3* d) {
       break;
     }
     case abi::kProfileKernelCh:  // v3: no GPU timers; stopEvent is the stop
-      *handle = StartKernelCh(d->parentObj, 0, false);
+      StartKernelCh(handle, d->parentObj, 0, false);
       break;
     case abi::kProfileProxyOp:
       *handle = StartProxyOp(context, d->parentObj, d->proxyOp.pid);

@@ -42,7 +42,7 @@ abi::Result StartEventV4(void* context, void** handle, abi::EventDescrV4* d) {
       break;
     }
     case abi::kProfileKernelCh:  // stop timer arrives with KernelChStop
-      *handle = StartKernelCh(d->parentObj, d->kernelCh.pTimer, true);
+      StartKernelCh(handle, d->parentObj, d->kernelCh.pTimer, true);
       break;
     case abi::kProfileProxyOp:
       *handle = StartProxyOp(context, d->parentObj, d->proxyOp.pid);

@@ -20,47 +20,52 @@ abi::Result InitV5(void** context, uint64_t comm_id, int* event_mask, const char
   return InitCommon(context, event_mask, req);
 }
 
+// Every start but KernelCh and the declined types: ops, API calls, network.
+// Out of line: the op path's frame (descriptor, record image) stays out of
+// the entry point that also serves the eight KernelCh starts of a collective.
+__attribute__((noinline)) void* StartOtherV5(void* context, const abi::EventDescrV5* d) {
+  switch (d->type) {
+    case abi::kProfileColl: {
+      OpStart op = CollFromStrings(d->coll, d->coll.nChannels);
+      op.parent_is_api = true;
+      return StartOp(context, d->parentObj, op);
+    }
+    case abi::kProfileP2p: {
+      OpStart op = P2pFromStrings(d->p2p, d->p2p.nChannels);
+      op.parent_is_api = true;
+      return StartOp(context, d->parentObj, op);
+    }
+    case abi::kProfileCollApi: {
+      ApiStart api = ApiFrom(d->collApi);
+      return StartApi(context, api);
+    }
+    case abi::kProfileP2pApi: {
+      ApiStart api = ApiFrom(d->p2pApi);
+      return StartApi(context, api);
+    }
+    case abi::kProfileProxyOp:
+      return StartProxyOp(context, d->parentObj, d->proxyOp.pid);
+    case abi::kProfileProxyStep:
+      return StartProxyStep(d->parentObj);
+    default:
+      CountUnknownEvent(context);
+      return nullptr;
+  }
+}
+
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work.
 abi::Result StartEventV5(void* context, void** handle, abi::EventDescrV5* d) {
   if (handle == nullptr) return abi::kSuccess;
   *handle = nullptr;  // always written: NCCL reuses the slot otherwise
   if (d == nullptr) return abi::kSuccess;
-  switch (d->type) {
-    case abi::kProfileColl: {
-      OpStart op = CollFromStrings(d->coll, d->coll.nChannels);
-      op.parent_is_api = true;
-      *handle = StartOp(context, d->parentObj, op);
-      break;
-    }
-    case abi::kProfileP2p: {
-      OpStart op = P2pFromStrings(d->p2p, d->p2p.nChannels);
-      op.parent_is_api = true;
-      *handle = StartOp(context, d->parentObj, op);
-      break;
-    }
-    case abi::kProfileCollApi: {
-      ApiStart api = ApiFrom(d->collApi);
-      *handle = StartApi(context, api);
-      break;
-    }
-    case abi::kProfileP2pApi: {
-      ApiStart api = ApiFrom(d->p2pApi);
-      *handle = StartApi(context, api);
-      break;
-    }
-    case abi::kProfileKernelCh:  // stop timer arrives with KernelChStop
-      *handle = StartKernelCh(d->parentObj, d->kernelCh.pTimer, true);
-      break;
-    case abi::kProfileProxyOp:
-      *handle = StartProxyOp(context, d->parentObj, d->proxyOp.pid);
-      break;
-    case abi::kProfileProxyStep:
-      *handle = StartProxyStep(d->parentObj);
-      break;
-    default:
-      if (!IsDeclinedType(d->type)) CountUnknownEvent(context);
-      break;
+  const uint64_t type = d->type;
+  if (type == abi::kProfileKernelCh) {  // one per channel: the most frequent start
+    // The stop timer arrives with KernelChStop.
+    StartKernelCh(handle, d->parentObj, d->kernelCh.pTimer, true);
+    return abi::kSuccess;
   }
+  if (IsDeclinedType(type)) return abi::kSuccess;  // Group, GroupApi, KernelLaunch, ...
+  *handle = StartOtherV5(context, d);
   return abi::kSuccess;
 }
 

@@ -7,15 +7,15 @@
 
 namespace flightrec {
 namespace plugin {
+namespace detail {
+
+std::atomic<uint64_t> g_name_cache[static_cast<int>(NameKind::kCount)][kNameCacheSlots];
+
+}  // namespace detail
+
 namespace {
 
-// Each slot packs (pointer << 8) | enum value into one word, so a reader
-// sees either an empty slot or a complete entry: relaxed ordering is enough
-// because nothing else is published through the slot.
-constexpr int kNameCacheSlots = 16;
-constexpr uint64_t kPtrLimit = uint64_t{1} << 56;
-
-std::atomic<uint64_t> g_cache[static_cast<int>(NameKind::kCount)][kNameCacheSlots];
+constexpr uint64_t kPtrLimit = uint64_t{1} << (64 - detail::kNameEntryShift);
 
 uint8_t LookupSlow(NameKind kind, const char* name) {
   switch (kind) {
@@ -30,55 +30,35 @@ uint8_t LookupSlow(NameKind kind, const char* name) {
   }
 }
 
-// Slow path: strcmp against the name tables, then remember the pointer in
-// the first free slot (a full cache just stays full; lookups still work).
-const char* CanonicalName(NameKind kind, uint8_t value) {
-  switch (kind) {
-    case NameKind::kFunc:
-      return format::FuncName(value);
-    case NameKind::kDataType:
-      return format::DataTypeName(value);
-    case NameKind::kAlgo:
-      return format::AlgoName(value);
-    default:
-      return format::ProtoName(value);
-  }
-}
+}  // namespace
 
-__attribute__((noinline, cold)) uint8_t MapNameSlow(NameKind kind, const char* name) {
+// Slow path: strcmp against the name tables, then remember the pointer in
+// the first free slot of its probe sequence, or refresh the slot that holds
+// the same pointer with another first character (the pointer now names
+// another string). A full table just stays full; lookups still work.
+__attribute__((noinline, cold)) uint8_t detail::MapNameSlow(NameKind kind, const char* name) {
   const uint8_t value = LookupSlow(kind, name);
   const uint64_t ptr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(name));
   if (ptr >= kPtrLimit) return value;
-  const uint64_t entry = (ptr << 8) | value;
-  std::atomic<uint64_t>* slots = g_cache[static_cast<int>(kind)];
-  for (int i = 0; i < kNameCacheSlots; ++i) {
+  const uint64_t entry =
+      (ptr << kNameEntryShift) | (uint64_t{static_cast<unsigned char>(name[0])} << 8) | value;
+  std::atomic<uint64_t>* slots = g_name_cache[static_cast<int>(kind)];
+  uint32_t i = NameHome(ptr);
+  for (uint32_t n = 0; n < kNameCacheSlots; ++n) {
     uint64_t expected = 0;
-    // Relaxed: the entry is self-contained (see g_cache).
+    // Relaxed: the entry is self-contained (see g_name_cache).
     if (slots[i].compare_exchange_strong(expected, entry, std::memory_order_relaxed)) break;
     if (expected == entry) break;  // another thread cached the same pointer
+    if ((expected >> kNameEntryShift) == ptr) {
+      // Same pointer, another string: replace the entry in place (the slot
+      // stays non-empty, so no probe sequence is cut). Losing a race to
+      // another thread's refresh is harmless.
+      slots[i].compare_exchange_strong(expected, entry, std::memory_order_relaxed);
+      break;
+    }
+    i = (i + 1) & (kNameCacheSlots - 1);
   }
   return value;
-}
-
-}  // namespace
-
-// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
-uint8_t MapName(NameKind kind, const char* name) {
-  if (name == nullptr) return 0;
-  const uint64_t ptr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(name));
-  const std::atomic<uint64_t>* slots = g_cache[static_cast<int>(kind)];
-  for (int i = 0; i < kNameCacheSlots; ++i) {
-    const uint64_t entry = slots[i].load(std::memory_order_relaxed);  // self-contained entry
-    if (entry == 0) break;
-    if ((entry >> 8) == ptr) {
-      const uint8_t value = static_cast<uint8_t>(entry & 0xff);
-      // One byte of insurance against a pointer that was freed and reused for
-      // another string (NCCL passes static strings; a host might not).
-      if (value == 0 || name[0] == CanonicalName(kind, value)[0]) return value;
-      return LookupSlow(kind, name);
-    }
-  }
-  return MapNameSlow(kind, name);
 }
 
 uint8_t MapV1Func(uint8_t code) {

@@ -2,24 +2,67 @@
 //
 // v2+ descriptors name func/datatype/algo/proto with strings that point into
 // libnccl's static tables, so the same few pointers repeat forever. Each
-// category keeps a tiny lock-free cache keyed by the pointer value; a miss
-// takes the strcmp slow path (out of line) once per distinct pointer. v1
-// descriptors carry NCCL's own uint8_t codes, mapped through fixed tables.
+// category keeps a tiny lock-free hash table keyed by the pointer value (the
+// lookup is inline: a Coll start maps four names); a miss takes the strcmp
+// slow path (out of line) once per distinct pointer. v1 descriptors carry
+// NCCL's own uint8_t codes, mapped through fixed tables.
 #ifndef FLIGHTREC_PLUGIN_ENUM_MAP_H_
 #define FLIGHTREC_PLUGIN_ENUM_MAP_H_
 
 #include <stdint.h>
+
+#include <atomic>
 
 namespace flightrec {
 namespace plugin {
 
 enum class NameKind : uint8_t { kFunc = 0, kDataType = 1, kAlgo = 2, kProto = 3, kCount = 4 };
 
+namespace detail {
+
+// Open addressing, linear probing, no deletion: an entry sits at or after
+// its home slot (NameHome) with no empty slot in between, so a probe stops
+// at the first empty slot. Each slot packs
+//   (pointer << 16) | (first character << 8) | enum value
+// into one word (pointers of NCCL's static strings are below 2^48), so a
+// reader sees either an empty slot or a complete entry: relaxed ordering is
+// enough because nothing else is published through the slot.
+constexpr uint32_t kNameCacheSlots = 16;  // power of two
+constexpr int kNameEntryShift = 16;
+extern std::atomic<uint64_t> g_name_cache[static_cast<int>(NameKind::kCount)][kNameCacheSlots];
+
+inline uint32_t NameHome(uint64_t ptr) {
+  return static_cast<uint32_t>((ptr ^ (ptr >> 4) ^ (ptr >> 9)) & (kNameCacheSlots - 1));
+}
+
+// Not cached (or the cached pointer now holds another string): strcmp
+// against the name tables, then cache the pointer. Out of line, cold.
+uint8_t MapNameSlow(NameKind kind, const char* name);
+
+}  // namespace detail
+
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work
 // (at most kNameCacheSlots relaxed loads; a miss runs the bounded strcmp
 // slow path once per distinct pointer). Returns 0 (the format's "unknown")
 // for NULL or unrecognised strings.
-uint8_t MapName(NameKind kind, const char* name);
+inline uint8_t MapName(NameKind kind, const char* name) {
+  if (name == nullptr) return 0;
+  const uint64_t ptr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(name));
+  const std::atomic<uint64_t>* slots = detail::g_name_cache[static_cast<int>(kind)];
+  uint32_t i = detail::NameHome(ptr);
+  for (uint32_t n = 0; n < detail::kNameCacheSlots; ++n) {
+    const uint64_t entry = slots[i].load(std::memory_order_relaxed);  // self-contained entry
+    if (entry == 0) break;
+    if ((entry >> detail::kNameEntryShift) == ptr) {
+      // One byte of insurance against a pointer that was freed and reused
+      // for another string (NCCL passes static strings; a host might not).
+      if (static_cast<char>(entry >> 8) == name[0]) return static_cast<uint8_t>(entry);
+      break;
+    }
+    i = (i + 1) & (detail::kNameCacheSlots - 1);
+  }
+  return detail::MapNameSlow(kind, name);
+}
 
 // v1 codes (nccl_abi::v1) -> format enums; out-of-range codes give 0.
 uint8_t MapV1Func(uint8_t code);

@@ -3,7 +3,8 @@
 // Adapters read their version's descriptor, map strings/codes to format::
 // enums, and call these functions; everything about handles, drops and the
 // recorder lives here. Contexts and handles are tagged integers (handle.h),
-// resolved through CommByRegion() and never dereferenced.
+// resolved through rec::LookupComm() (CommByRegion inline) and never
+// dereferenced.
 #ifndef FLIGHTREC_PLUGIN_EVENT_MODEL_H_
 #define FLIGHTREC_PLUGIN_EVENT_MODEL_H_
 
@@ -54,29 +55,37 @@ void FinalizeContext(void* context);
 
 // Hot path (each): no lock, no allocation, no syscall, no exception,
 // bounded work. Each returns the handle for *eHandle, or nullptr to decline.
-void* StartApi(void* context, const ApiStart& api);
-void* StartOp(void* context, void* parent, const OpStart& op);
+// Inline (event_model_inl.h): the adapter's entry point, the handle decode,
+// the comm lookup and the recorder's update then compile into one function
+// per ABI call, with the decoded handle in registers.
+inline void* StartApi(void* context, const ApiStart& api);
+inline void* StartOp(void* context, void* parent, const OpStart& op);
 
 // v1-v4 legacy Group event: NCCL 2.23-2.27 start Coll/P2p only when the Group
 // handle is non-NULL (profiler-api.md a.6), so it must be accepted there. The
 // handle is the (validated) context itself: stop/record on it are no-ops.
-void* StartGroup(void* context);
+inline void* StartGroup(void* context);
 // `timed`: v4+ (start timer given; stop timer arrives with KernelChStop);
-// v3: no timers, stopEvent is the stop.
-void* StartKernelCh(void* parent, uint64_t gpu_start_ns, bool timed);
+// v3: no timers, stopEvent is the stop. Writes the handle to `*handle`
+// (which the adapter has already set to nullptr) before it updates the
+// record, so that no value has to survive a call (8 per collective: the
+// entry point then needs no register saves).
+inline void StartKernelCh(void** handle, void* parent, uint64_t gpu_start_ns, bool timed);
 // Checks `pid` against ours before looking at context or parent (PXN).
-void* StartProxyOp(void* context, void* parent, int32_t pid);
-void* StartProxyStep(void* parent);
+inline void* StartProxyOp(void* context, void* parent, int32_t pid);
+inline void* StartProxyStep(void* parent);
 // An event type the adapter does not know: counted kDropUnknownEvent.
 void CountUnknownEvent(void* context);
 
 // Hot path: tolerate NULL, repeated, stale and foreign handles.
-void StopEvent(void* handle);
+inline void StopEvent(void* handle);
 // `value`: KernelChStop -> GPU stop timer; SendWait/RecvFlushWait ->
 // transSize; otherwise 0 (the adapter never reads args for other states).
-void RecordState(void* handle, nccl_abi::EventState state, uint64_t value);
+inline void RecordState(void* handle, nccl_abi::EventState state, uint64_t value);
 
 }  // namespace plugin
 }  // namespace flightrec
+
+#include "plugin/event_model_inl.h"  // IWYU pragma: export
 
 #endif  // FLIGHTREC_PLUGIN_EVENT_MODEL_H_

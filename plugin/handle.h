@@ -71,6 +71,46 @@ inline DecodedHandle DecodeHandle(const void* p) {
   return d;
 }
 
+// Raw accessors for the hot path (plugin/event_model_inl.h): the same fields
+// as DecodeHandle, without building a DecodedHandle.
+constexpr uint64_t kKindBits = uint64_t{0xf} << kKindShift;
+// generation + region: the bits that name the owning communicator.
+constexpr uint64_t kOwnerBits = (kGenMask << kGenShift) | (kRegionMask << kRegionShift);
+
+inline uint64_t HandleBits(const void* p) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+}
+// kInvalid for a kind nibble of 0 or above kMaxKind, as DecodeHandle.
+inline HandleKind HandleKindOf(uint64_t h) {
+  const uint64_t kind = h >> kKindShift;
+  return kind <= static_cast<uint64_t>(HandleKind::kMaxKind) ? static_cast<HandleKind>(kind)
+                                                             : HandleKind::kInvalid;
+}
+// True when `h` is a handle of kind `want` (never true for kInvalid, which
+// is only ever a result, never a wanted kind).
+inline bool HasKind(uint64_t h, HandleKind want) {
+  return (h >> kKindShift) == static_cast<uint64_t>(want);
+}
+inline uint32_t HandleGeneration(uint64_t h) {
+  return static_cast<uint32_t>((h >> kGenShift) & kGenMask);
+}
+inline uint32_t HandleRegion(uint64_t h) {
+  return static_cast<uint32_t>((h >> kRegionShift) & kRegionMask);
+}
+inline uint64_t HandlePayload(uint64_t h) { return h & kPayloadMask; }
+// Both handles name the same (region, generation).
+inline bool SameOwner(uint64_t a, uint64_t b) { return ((a ^ b) & kOwnerBits) == 0; }
+// A handle of `kind` for the owner of `owner` with `payload`: equal to
+// EncodeHandle(kind, owner's generation, owner's region, payload).
+inline uint64_t RekindHandle(uint64_t owner, HandleKind kind, uint64_t payload) {
+  return (static_cast<uint64_t>(kind) << kKindShift) | (owner & kOwnerBits) |
+         (payload & kPayloadMask);
+}
+// `h` with its kind replaced (same owner, same payload).
+inline uint64_t WithKind(uint64_t h, HandleKind kind) {
+  return (h & ~kKindBits) | (static_cast<uint64_t>(kind) << kKindShift);
+}
+
 }  // namespace plugin
 }  // namespace flightrec
 

@@ -11,15 +11,20 @@
 
 namespace flightrec {
 namespace plugin {
-namespace {
-
-namespace abi = nccl_abi;
-
-pthread_once_t g_once = PTHREAD_ONCE_INIT;
+namespace detail {
 // Written by SetupOnce (under pthread_once, which orders it before every
 // later caller of EnsureProcessSetup) and by the atfork child handler (the
 // only thread in the child). Relaxed everywhere: no other data hangs on it.
 std::atomic<int32_t> g_pid{0};
+}  // namespace detail
+
+namespace {
+
+using detail::g_pid;
+
+namespace abi = nccl_abi;
+
+pthread_once_t g_once = PTHREAD_ONCE_INIT;
 bool g_mask_override = false;
 bool g_mask_env_invalid = false;
 int g_mask = 0;
@@ -70,9 +75,6 @@ bool EventMaskEnvInvalid() {
   EnsureProcessSetup();
   return g_mask_env_invalid;
 }
-
-// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
-int32_t CachedPid() { return g_pid.load(std::memory_order_relaxed); }
 
 }  // namespace plugin
 }  // namespace flightrec

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include <atomic>
+
 namespace flightrec {
 namespace plugin {
 
@@ -26,9 +28,16 @@ int MaskToWrite(int current_mask);
 // [0, INT_MAX]; the default mask is used instead.
 bool EventMaskEnvInvalid();
 
+namespace detail {
+// Our pid, written by EnsureProcessSetup (under pthread_once) and the atfork
+// child handler; defined in process_setup.cc.
+extern std::atomic<int32_t> g_pid;
+}  // namespace detail
+
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work
-// (one relaxed load; getpid() is never called here).
-int32_t CachedPid();
+// (one relaxed load; getpid() is never called here). Relaxed: no other data
+// hangs on the pid.
+inline int32_t CachedPid() { return detail::g_pid.load(std::memory_order_relaxed); }
 
 }  // namespace plugin
 }  // namespace flightrec

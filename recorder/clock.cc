@@ -64,6 +64,8 @@ bool CalibrateTsc() {
 
 }  // namespace
 
+__attribute__((noinline)) uint64_t MonotonicNsSlow() { return MonotonicNs(); }
+
 uint32_t InitClock(ClockRequest request, char* note, unsigned note_len) {
   if (note_len > 0) note[0] = '\0';
   uint32_t current = __atomic_load_n(&g_clock.source, __ATOMIC_RELAXED);

@@ -52,6 +52,10 @@ inline uint64_t RealtimeNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+// ClockNowNs's fallback (no invariant TSC): MonotonicNs, out of line so the
+// hot path's callers keep no timespec frame and no registers for it.
+uint64_t MonotonicNsSlow();
+
 // Hot path: no lock, no allocation; a vDSO call at worst.
 inline uint64_t ClockNowNs() {
 #if FLIGHTREC_HAVE_RDTSC
@@ -63,7 +67,7 @@ inline uint64_t ClockNowNs() {
     return g_clock.mono_base + static_cast<uint64_t>(scaled >> g_clock.shift);
   }
 #endif
-  return MonotonicNs();
+  return MonotonicNsSlow();
 }
 
 }  // namespace rec

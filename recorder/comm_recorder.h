@@ -111,6 +111,8 @@ class CommRecorder {
   void WriteRecord(format::Record* slot, const OpDesc& op, uint64_t seq, uint64_t op_index,
                    uint64_t now);
   void NoteGpuOffset(uint64_t gpu_timer_ns, uint64_t now);
+  // KernelStart's clock part (first channel of an op, or untimed channels).
+  void KernelStartDated(format::Record* r, uint64_t gpu_timer_ns, bool first);
   void MarkCompletionTracked();
 
   format::FileHeader* header_ = nullptr;

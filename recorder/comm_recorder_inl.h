@@ -11,15 +11,23 @@
 #ifndef FLIGHTREC_RECORDER_COMM_RECORDER_INL_H_
 #define FLIGHTREC_RECORDER_COMM_RECORDER_INL_H_
 
+#include <stddef.h>
+
 #include "flightrec/record_names.h"
 #include "recorder/atomics.h"
 #include "recorder/clock.h"
 #include "recorder/comm_recorder.h"
 #include "recorder/testpoint.h"
 
+// The hot-path members below are always inlined into the plugin's entry
+// points: each is called from one or two places per ABI entry, and an
+// out-of-line call would materialize its arguments (OpDesc) in memory.
+#define FLIGHTREC_HOT_INLINE inline __attribute__((always_inline))
+
 namespace flightrec {
 namespace rec {
-// 0 once recording is off for the whole process (fork child). Relaxed: a
+// 0 once recording is off for the whole process (fork child; the child also
+// empties g_comm_table, so LookupComm needs no test of its own). Relaxed: a
 // late reader just records one more op into memory nobody reads.
 extern uint32_t g_hot_enabled;
 // region index -> live CommRecorder (or nullptr); defined and written by
@@ -38,9 +46,10 @@ inline bool CommRecorder::finalized() const { return rec::LoadRelaxed(&finalized
 
 inline uint64_t CommRecorder::NowNs() { return rec::ClockNowNs(); }
 
-inline CommRecorder* rec::LookupComm(uint32_t region_index, uint32_t generation_low8) {
+FLIGHTREC_HOT_INLINE CommRecorder* rec::LookupComm(uint32_t region_index,
+                                                   uint32_t generation_low8) {
   if (region_index >= format::kMaxRegions) return nullptr;
-  if (LoadRelaxed(&g_hot_enabled) == 0) return nullptr;  // fork child
+  // No g_hot_enabled test: a fork child empties the table (recorder.cc).
   // Pairs with the release stores in ProcessRecorder::OpenComm / Retire.
   CommRecorder* c = __atomic_load_n(&g_comm_table[region_index], __ATOMIC_ACQUIRE);
   if (c == nullptr || c->generation_low8() != (generation_low8 & 0xffu) || c->finalized()) {
@@ -56,7 +65,7 @@ inline void CommRecorder::CountDrop(format::DropCause cause) {
   if (c < 8) rec::AddRelaxed(&desc_->drops[c], uint64_t{1});
 }
 
-inline uint64_t CommRecorder::NoteApiCall(const ApiCall& call) {
+FLIGHTREC_HOT_INLINE uint64_t CommRecorder::NoteApiCall(const ApiCall& call) {
   const uint64_t ticket = rec::AddRelaxed(&api_next_, uint64_t{1});
   ApiSlot* s = &api_[ticket & (kApiSlots - 1)];
   rec::StoreRelaxed(&s->token, uint64_t{0});
@@ -72,7 +81,7 @@ inline uint64_t CommRecorder::NoteApiCall(const ApiCall& call) {
   return ticket + 1;
 }
 
-inline bool CommRecorder::LookupApiCall(uint64_t token, ApiCall* out) {
+FLIGHTREC_HOT_INLINE bool CommRecorder::LookupApiCall(uint64_t token, ApiCall* out) {
   ApiSlot* s = &api_[(token - 1) & (kApiSlots - 1)];
   // Pairs with the release store of token in NoteApiCall.
   if (token == 0 || __atomic_load_n(&s->token, __ATOMIC_ACQUIRE) != token) {
@@ -94,7 +103,7 @@ inline bool CommRecorder::LookupApiCall(uint64_t token, ApiCall* out) {
   return true;
 }
 
-inline uint64_t CommRecorder::NextOpIndex(const OpDesc& op) {
+FLIGHTREC_HOT_INLINE uint64_t CommRecorder::NextOpIndex(const OpDesc& op) {
   if ((op.flags & format::kFlagP2p) == 0) {
     return rec::AddRelaxed(&desc_->coll_count, uint64_t{1});
   }
@@ -106,43 +115,71 @@ inline uint64_t CommRecorder::NextOpIndex(const OpDesc& op) {
 }
 
 // Fills the immutable words of `slot` (commit is already 0) and its progress
-// words. The immutable part is built in a local copy so the checksum is
-// computed once, then stored word by word with relaxed stores.
-inline void CommRecorder::WriteRecord(format::Record* slot, const OpDesc& op, uint64_t seq,
-                                      uint64_t op_index, uint64_t now) {
-  format::Record img;
-  img.commit = seq + 1;
-  img.op_index = op_index;
-  img.nccl_seq = op.nccl_seq;
-  img.count = op.count;
-  img.user_tag = op.user_tag;
-  img.t_api_ns = op.t_api_ns;
-  img.t_enqueue_ns = now;
-  img.stream = op.stream;
-  img.root_or_peer = op.root_or_peer;
-  img.func = op.func;
-  img.datatype = op.datatype;
-  img.algo = op.algo;
-  img.proto = op.proto;
-  img.n_channels = op.n_channels;
-  img.n_warps = op.n_warps;
-  img.flags = static_cast<uint8_t>(op.flags | (op.t_api_ns != 0 ? format::kFlagHasApi : 0));
-  img.type_size = format::DataTypeSize(op.datatype);
-  img.checksum = 0;
-  img.checksum = format::RecordChecksum(reinterpret_cast<const unsigned char*>(&img), seq);
-  const uint64_t* src = reinterpret_cast<const uint64_t*>(&img);
-  uint64_t* dst = reinterpret_cast<uint64_t*>(slot);
+// words. The immutable words are built in registers (the two packed words at
+// offsets 64 and 72 through a 16-byte image of their fields, so the layout is
+// the Record's on any byte order), the checksum is computed once over them,
+// and they are stored one relaxed word at a time.
+FLIGHTREC_HOT_INLINE void CommRecorder::WriteRecord(format::Record* slot, const OpDesc& op,
+                                                    uint64_t seq, uint64_t op_index, uint64_t now) {
+  struct Tail {  // Record bytes [64, 80)
+    int32_t root_or_peer;
+    uint8_t func, datatype, algo, proto, n_channels, n_warps, flags, type_size;
+    uint32_t checksum;
+  };
+  static_assert(sizeof(Tail) == 16, "Tail is Record bytes [64, 80)");
+  static_assert(offsetof(format::Record, root_or_peer) == 64, "Tail layout");
+  static_assert(offsetof(format::Record, type_size) == 75, "Tail layout");
+  static_assert(offsetof(format::Record, checksum) == 76, "Tail layout");
+  Tail tail;
+  tail.root_or_peer = op.root_or_peer;
+  tail.func = op.func;
+  tail.datatype = op.datatype;
+  tail.algo = op.algo;
+  tail.proto = op.proto;
+  tail.n_channels = op.n_channels;
+  tail.n_warps = op.n_warps;
+  tail.flags = static_cast<uint8_t>(op.flags | (op.t_api_ns != 0 ? format::kFlagHasApi : 0));
+  tail.type_size = format::DataTypeSize(op.datatype);
+  tail.checksum = 0;
   constexpr uint32_t kWords = format::kRecordSize / 8;  // 16
   constexpr uint32_t kFirstMutable = 80 / 8;            // 10
-  for (uint32_t w = 1; w < kFirstMutable; ++w) {
-    rec::StoreRelaxed(&dst[w], src[w]);
-    if (w == 5) FLIGHTREC_TESTPOINT(mid_payload);
-  }
-  for (uint32_t w = kFirstMutable; w < kWords; ++w) rec::StoreRelaxed(&dst[w], uint64_t{0});
+  uint64_t w[kFirstMutable];                            // w[0] (commit) is not stored here
+  w[0] = seq + 1;
+  w[1] = op_index;
+  w[2] = op.nccl_seq;
+  w[3] = op.count;
+  w[4] = op.user_tag;
+  w[5] = op.t_api_ns;
+  w[6] = now;
+  w[7] = op.stream;
+  __builtin_memcpy(&w[8], &tail, sizeof(tail));
+  tail.checksum = format::RecordChecksum(reinterpret_cast<const unsigned char*>(w), seq);
+  __builtin_memcpy(&w[9], reinterpret_cast<const unsigned char*>(&tail) + 8, 8);
+  // Written out: GCC does not unroll loops of atomic stores, and a loop
+  // would keep w[] on the stack.
+  static_assert(kFirstMutable == 10 && kWords == 16, "store list below");
+  uint64_t* dst = reinterpret_cast<uint64_t*>(slot);
+  rec::StoreRelaxed(&dst[1], w[1]);
+  rec::StoreRelaxed(&dst[2], w[2]);
+  rec::StoreRelaxed(&dst[3], w[3]);
+  rec::StoreRelaxed(&dst[4], w[4]);
+  rec::StoreRelaxed(&dst[5], w[5]);
+  FLIGHTREC_TESTPOINT(mid_payload);
+  rec::StoreRelaxed(&dst[6], w[6]);
+  rec::StoreRelaxed(&dst[7], w[7]);
+  rec::StoreRelaxed(&dst[8], w[8]);
+  rec::StoreRelaxed(&dst[9], w[9]);
+  // Progress words: zero, then the initial state.
+  rec::StoreRelaxed(&dst[10], uint64_t{0});
+  rec::StoreRelaxed(&dst[11], uint64_t{0});
+  rec::StoreRelaxed(&dst[12], uint64_t{0});
+  rec::StoreRelaxed(&dst[13], uint64_t{0});
+  rec::StoreRelaxed(&dst[14], uint64_t{0});
+  rec::StoreRelaxed(&dst[15], uint64_t{0});
   rec::StoreRelaxed(&slot->state, static_cast<uint8_t>(format::kOpEnqueued));
 }
 
-inline uint64_t CommRecorder::BeginOp(const OpDesc& op) {
+FLIGHTREC_HOT_INLINE uint64_t CommRecorder::BeginOp(const OpDesc& op) {
   if (rec::LoadRelaxed(&rec::g_hot_enabled) == 0) {
     CountDrop(format::kDropDisabled);
     return kNoSlot;
@@ -171,9 +208,10 @@ inline uint64_t CommRecorder::BeginOp(const OpDesc& op) {
   return seq;
 }
 
-inline format::Record* CommRecorder::LiveSlot(uint64_t seq) {
+FLIGHTREC_HOT_INLINE format::Record* CommRecorder::LiveSlot(uint64_t seq) {
   if (seq == kNoSlot) return nullptr;  // BeginOp declined; nothing to count
   format::Record* slot = &records_[seq & mask_];
+  if (slot == nullptr) __builtin_unreachable();  // lets callers drop their null test
   // Pairs with the release store of commit in BeginOp: n_channels and the
   // other immutable words read after this belong to `seq`.
   if (__atomic_load_n(&slot->commit, __ATOMIC_ACQUIRE) != seq + 1) {
@@ -183,7 +221,7 @@ inline format::Record* CommRecorder::LiveSlot(uint64_t seq) {
   return slot;
 }
 
-inline void CommRecorder::OpEnqueued(uint64_t seq) {
+FLIGHTREC_HOT_INLINE void CommRecorder::OpEnqueued(uint64_t seq) {
   format::Record* r = LiveSlot(seq);
   if (r != nullptr) rec::StoreRelaxed(&r->t_enqueued_ns, NowNs());
 }
@@ -229,26 +267,35 @@ inline uint8_t Bump(uint8_t* counter) {
 }
 }  // namespace rec
 
-inline void CommRecorder::KernelStart(uint64_t seq, uint64_t gpu_timer_ns) {
+FLIGHTREC_HOT_INLINE void CommRecorder::KernelStart(uint64_t seq, uint64_t gpu_timer_ns) {
   format::Record* r = LiveSlot(seq);
   if (r == nullptr) return;
   const bool first = rec::Bump(&r->channels_started) == 1;
-  if (first) MarkCompletionTracked();  // once per op is enough (per region, really)
   if (gpu_timer_ns != 0) {
     const uint64_t cur = rec::LoadRelaxed(&r->gpu_start_raw);
     if (cur == 0 || gpu_timer_ns < cur) rec::StoreRelaxed(&r->gpu_start_raw, gpu_timer_ns);
   }
   rec::AdvanceState(r, format::kOpRunning);
   // The host clock is the largest cost of an event (rdtsc is ~20 ns in a VM):
-  // read it once per op here. Later timed channels are dated by their own GPU
-  // timer (gpu_start_raw); untimed ones (v3) still read it.
+  // read it once per op, at the first channel. Later timed channels are dated
+  // by their own GPU timer (gpu_start_raw); untimed ones (v3) still read it.
   if (!first && gpu_timer_ns != 0) return;
+  KernelStartDated(r, gpu_timer_ns, first);
+}
+
+// Out of line: once per op (8 channels: 1 call in 8), and keeping the clock
+// and the GPU-offset code out of KernelStart lets the plugin's KernelCh entry
+// point run without saving registers.
+__attribute__((noinline)) inline void CommRecorder::KernelStartDated(format::Record* r,
+                                                                     uint64_t gpu_timer_ns,
+                                                                     bool first) {
+  if (first) MarkCompletionTracked();  // once per op is enough (per region, really)
   const uint64_t now = NowNs();
   if (first && gpu_timer_ns != 0) NoteGpuOffset(gpu_timer_ns, now);
   rec::StoreRelaxed(&r->t_last_progress_ns, now);
 }
 
-inline void CommRecorder::KernelStop(uint64_t seq, uint64_t gpu_timer_ns) {
+FLIGHTREC_HOT_INLINE void CommRecorder::KernelStop(uint64_t seq, uint64_t gpu_timer_ns) {
   format::Record* r = LiveSlot(seq);
   if (r == nullptr) return;
   const uint8_t stopped = rec::Bump(&r->channels_stopped);
@@ -266,7 +313,7 @@ inline void CommRecorder::KernelStop(uint64_t seq, uint64_t gpu_timer_ns) {
   rec::StoreRelaxed(&r->t_last_progress_ns, NowNs());
 }
 
-inline void CommRecorder::ProxyOpStart(uint64_t seq) {
+FLIGHTREC_HOT_INLINE void CommRecorder::ProxyOpStart(uint64_t seq) {
   format::Record* r = LiveSlot(seq);
   if (r == nullptr) return;
   MarkCompletionTracked();
@@ -275,7 +322,7 @@ inline void CommRecorder::ProxyOpStart(uint64_t seq) {
   rec::StoreRelaxed(&r->t_last_progress_ns, NowNs());
 }
 
-inline void CommRecorder::ProxyOpStop(uint64_t seq) {
+FLIGHTREC_HOT_INLINE void CommRecorder::ProxyOpStop(uint64_t seq) {
   format::Record* r = LiveSlot(seq);
   if (r == nullptr) return;
   const uint8_t stopped = rec::Bump(&r->proxy_ops_stopped);
@@ -287,7 +334,7 @@ inline void CommRecorder::ProxyOpStop(uint64_t seq) {
   rec::StoreRelaxed(&r->t_last_progress_ns, NowNs());
 }
 
-inline void CommRecorder::ProxyProgress(uint64_t seq, uint64_t bytes) {
+FLIGHTREC_HOT_INLINE void CommRecorder::ProxyProgress(uint64_t seq, uint64_t bytes) {
   format::Record* r = LiveSlot(seq);
   if (r == nullptr) return;
   rec::StoreRelaxed(&r->net_bytes, rec::LoadRelaxed(&r->net_bytes) + bytes);

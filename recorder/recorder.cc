@@ -50,6 +50,12 @@ void AfterForkParent() { pthread_mutex_unlock(&g_mutex); }
 void AfterForkChild() {
   g_forked_child = true;
   rec::StoreRelaxed(&rec::g_hot_enabled, 0u);
+  // The child records nothing: no handle resolves any more (LookupComm finds
+  // an empty table instead of testing g_hot_enabled on every event). The
+  // child's only thread runs this before anything else, so relaxed stores do.
+  for (uint32_t r = 0; r < format::kMaxRegions; ++r) {
+    rec::StoreRelaxed(&rec::g_comm_table[r], static_cast<CommRecorder*>(nullptr));
+  }
   if (g_process != nullptr) g_process->ForkChild();
   pthread_mutex_unlock(&g_mutex);
 }

@@ -1,6 +1,7 @@
 // Handle encoding and descriptor-name mapping, tested below the ABI.
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -41,6 +42,37 @@ TEST(HandleTest, WidePayloadIsTruncatedNotSpilledIntoRegion) {
   EXPECT_EQ(d.payload, kPayloadMask);
 }
 
+// The raw accessors the hot path uses agree with EncodeHandle/DecodeHandle.
+TEST(HandleTest, RawAccessorsMatchDecode) {
+  const uint64_t ctx = EncodeHandle(HandleKind::kContext, 0x5a, 0x9c3, 0);
+  const uint64_t op = RekindHandle(ctx, HandleKind::kOp, 0xabcdef1234ULL);
+  EXPECT_EQ(op, EncodeHandle(HandleKind::kOp, 0x5a, 0x9c3, 0xabcdef1234ULL));
+  EXPECT_EQ(HandleKindOf(op), HandleKind::kOp);
+  EXPECT_TRUE(HasKind(op, HandleKind::kOp));
+  EXPECT_FALSE(HasKind(op, HandleKind::kApi));
+  EXPECT_EQ(HandleGeneration(op), 0x5au);
+  EXPECT_EQ(HandleRegion(op), 0x9c3u);
+  EXPECT_EQ(HandlePayload(op), 0xabcdef1234ULL);
+  EXPECT_TRUE(SameOwner(op, ctx));
+  EXPECT_FALSE(SameOwner(op, EncodeHandle(HandleKind::kContext, 0x5b, 0x9c3, 0)));
+  EXPECT_FALSE(SameOwner(op, EncodeHandle(HandleKind::kContext, 0x5a, 0x9c4, 0)));
+  // A new kind keeps owner and payload.
+  const uint64_t k = WithKind(op, HandleKind::kKernelTimed);
+  EXPECT_EQ(k, EncodeHandle(HandleKind::kKernelTimed, 0x5a, 0x9c3, 0xabcdef1234ULL));
+  // Payloads wider than 40 bits are truncated, as EncodeHandle does.
+  EXPECT_EQ(RekindHandle(ctx, HandleKind::kApi, ~uint64_t{0}),
+            EncodeHandle(HandleKind::kApi, 0x5a, 0x9c3, ~uint64_t{0}));
+  // Invalid kinds (0, 8..15) and pointers, as DecodeHandle.
+  int local = 0;
+  EXPECT_EQ(HandleKindOf(HandleBits(&local)), HandleKind::kInvalid);
+  EXPECT_EQ(HandleKindOf(0xf000000000000001ULL), HandleKind::kInvalid);
+  EXPECT_EQ(HandleKindOf(0x8000000000000001ULL), HandleKind::kInvalid);
+  for (uint64_t kind = 0; kind < 16; ++kind) {
+    const uint64_t h = (kind << kKindShift) | 0x123;
+    EXPECT_EQ(HandleKindOf(h), DecodeHandle(HandleToPtr(h)).kind) << kind;
+  }
+}
+
 TEST(EnumMapTest, MapsNcclStringsAndCachesByPointer) {
   EXPECT_EQ(MapName(NameKind::kFunc, "AllReduce"), format::kFuncAllReduce);
   EXPECT_EQ(MapName(NameKind::kFunc, "AlltoAll"), format::kFuncAllToAll);
@@ -77,6 +109,35 @@ TEST(EnumMapTest, ReusedPointerIsLookedUpAgain) {
   EXPECT_EQ(MapName(NameKind::kFunc, buf), format::kFuncAllReduce);
   std::snprintf(buf, sizeof(buf), "Broadcast");
   EXPECT_EQ(MapName(NameKind::kFunc, buf), format::kFuncBroadcast);
+  // The refreshed entry serves later lookups; switching back works too.
+  EXPECT_EQ(MapName(NameKind::kFunc, buf), format::kFuncBroadcast);
+  std::snprintf(buf, sizeof(buf), "AllReduce");
+  EXPECT_EQ(MapName(NameKind::kFunc, buf), format::kFuncAllReduce);
+  EXPECT_EQ(MapName(NameKind::kFunc, buf), format::kFuncAllReduce);
+}
+
+// Pointers with the same home slot probe on and stay distinct; the names of
+// one category do not leak into another.
+TEST(EnumMapTest, CollidingPointersStayDistinct) {
+  static char pool[8192];  // 16-byte strings, so none overlaps another
+  std::vector<const char*> same_home;
+  const uint32_t home = detail::NameHome(reinterpret_cast<uintptr_t>(&pool[0]));
+  for (size_t off = 0; off + 16 <= sizeof(pool) && same_home.size() < 4; off += 16) {
+    if (detail::NameHome(reinterpret_cast<uintptr_t>(&pool[off])) == home) {
+      same_home.push_back(&pool[off]);
+    }
+  }
+  ASSERT_EQ(same_home.size(), 4u);
+  const char* names[] = {"LL", "LL128", "SIMPLE", "Bogus"};
+  const uint8_t want[] = {format::kProtoLL, format::kProtoLL128, format::kProtoSimple, 0};
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 4; ++i) {
+      char* p = const_cast<char*>(same_home[i]);
+      if (round == 0) std::snprintf(p, 16, "%s", names[i]);
+      EXPECT_EQ(MapName(NameKind::kProto, p), want[i]) << i;
+      EXPECT_EQ(MapName(NameKind::kAlgo, p), 0) << i;  // not algorithm names
+    }
+  }
 }
 
 TEST(EnumMapTest, V1CodesMapToFormatEnums) {

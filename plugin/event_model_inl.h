@@ -1,0 +1,228 @@
+// Inline bodies of the event model's hot path. Included by event_model.h
+// only.
+//
+// Why inline: every ABI call of a collective (~36, 8 channels) used to go
+// adapter -> event model -> ResolveAs -> recorder, each an out-of-line call
+// passing a DecodedHandle through memory; with the bodies here each entry
+// point of an adapter compiles into one function that keeps the handle's
+// bits in registers (docs/performance.md, "Third round").
+//
+// Every function here: no lock, no allocation, no syscall, no exception,
+// bounded work. Failures (foreign, stale, NULL handles) take out-of-line
+// counting calls.
+#ifndef FLIGHTREC_PLUGIN_EVENT_MODEL_INL_H_
+#define FLIGHTREC_PLUGIN_EVENT_MODEL_INL_H_
+
+#include <stdint.h>
+
+#include <atomic>
+
+#include "flightrec/nccl_profiler_abi.h"
+#include "flightrec/record_format.h"
+#include "plugin/event_model.h"
+#include "plugin/handle.h"
+#include "plugin/process_setup.h"
+#include "recorder/comm_recorder.h"
+#include "recorder/recorder.h"
+
+#define FLIGHTREC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+namespace flightrec {
+namespace plugin {
+namespace detail {
+
+// v1-v3: generation_low8 + 1 of the comm whose identity is bound, per
+// region (0 = none). Relaxed: BindCommIdentity is idempotent, so a race
+// only costs a second, ignored, bind call. Defined in event_model.cc.
+extern std::atomic<uint32_t> g_bound[format::kMaxRegions];
+
+// Slow path of StartOp for v1-v3 (first op of a comm): binds the identity.
+// Scalars, not the OpStart: its address must not escape the inlined op path.
+void BindSlow(CommRecorder* comm, uint64_t handle, uint64_t comm_hash, const char* comm_name,
+              int32_t rank);
+
+// Counting paths, out of line: only foreign, stale or NULL handles reach
+// them. (Not declared cold here: GCC 12 then moved whole op paths into
+// .text.unlikely; the branches to them carry __builtin_expect instead.)
+void CountForeign();
+void CountStale();
+void CountNullContext();
+
+// The live comm a handle names, or nullptr after counting it stale
+// (finalized, or the region was reused by a newer comm).
+FLIGHTREC_HOT_INLINE CommRecorder* LiveComm(uint64_t h) {
+  CommRecorder* comm = rec::LookupComm(HandleRegion(h), HandleGeneration(h));
+  if (FLIGHTREC_UNLIKELY(comm == nullptr)) CountStale();
+  return comm;
+}
+
+// Resolves a non-NULL handle that must be of kind `want`. Anything else is
+// not ours (a PXN pointer from another process, garbage) and is counted.
+FLIGHTREC_HOT_INLINE CommRecorder* ResolveAs(uint64_t h, HandleKind want) {
+  if (FLIGHTREC_UNLIKELY(!HasKind(h, want))) {
+    CountForeign();
+    return nullptr;
+  }
+  return LiveComm(h);
+}
+
+// A context: NULL means NCCL kept calling for a comm we declined.
+FLIGHTREC_HOT_INLINE CommRecorder* ResolveContext(const void* context) {
+  if (FLIGHTREC_UNLIKELY(context == nullptr)) {
+    CountNullContext();
+    return nullptr;
+  }
+  return ResolveAs(HandleBits(context), HandleKind::kContext);
+}
+
+// Copies the parked CollApi/P2pApi data into the op. A parent that is not an
+// API handle of this comm is counted foreign and ignored; the op is kept.
+FLIGHTREC_HOT_INLINE void AttachApiCall(CommRecorder* comm, uint64_t ctx, const void* parent,
+                                        OpDesc* desc) {
+  const uint64_t p = HandleBits(parent);
+  // Same kind nibble and the same (generation, region) bits as the context.
+  if (FLIGHTREC_UNLIKELY(!HasKind(p, HandleKind::kApi) || !SameOwner(p, ctx))) {
+    comm->CountDrop(format::kDropForeignHandle);
+    return;
+  }
+  ApiCall call;
+  if (!comm->LookupApiCall(HandlePayload(p), &call)) return;  // counted kDropNoApiSlot
+  desc->t_api_ns = call.t_api_ns;
+  desc->stream = call.stream;
+  if (desc->user_tag == 0) desc->user_tag = call.user_tag;
+  desc->flags |= format::kFlagHasApi;
+  if (call.graph_captured != 0) desc->flags |= format::kFlagGraphCaptured;
+}
+
+}  // namespace detail
+
+// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
+FLIGHTREC_HOT_INLINE void* StartApi(void* context, const ApiStart& api) {
+  CommRecorder* comm = detail::ResolveContext(context);
+  if (comm == nullptr) return nullptr;
+  ApiCall call;
+  call.t_api_ns = CommRecorder::NowNs();
+  call.user_tag = api.user_tag;
+  call.stream = api.stream;
+  call.graph_captured = api.graph_captured ? 1 : 0;
+  const uint64_t token = comm->NoteApiCall(call);
+  if (token == 0) return nullptr;
+  return HandleToPtr(RekindHandle(HandleBits(context), HandleKind::kApi, token));
+}
+
+// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
+FLIGHTREC_HOT_INLINE void* StartOp(void* context, void* parent, const OpStart& op) {
+  CommRecorder* comm = detail::ResolveContext(context);
+  if (comm == nullptr) return nullptr;
+  const uint64_t ctx = HandleBits(context);
+  OpDesc desc = op.desc;
+  if (op.parent_is_api && parent != nullptr) detail::AttachApiCall(comm, ctx, parent, &desc);
+  if (op.bind_identity &&
+      FLIGHTREC_UNLIKELY(detail::g_bound[HandleRegion(ctx)].load(std::memory_order_relaxed) !=
+                         HandleGeneration(ctx) + 1)) {  // see g_bound
+    detail::BindSlow(comm, ctx, op.comm_hash, op.comm_name, op.rank);
+  }
+  const uint64_t seq = comm->BeginOp(desc);
+  if (seq == kNoSlot) return nullptr;
+  return HandleToPtr(RekindHandle(ctx, HandleKind::kOp, seq));
+}
+
+// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
+FLIGHTREC_HOT_INLINE void* StartGroup(void* context) {
+  return detail::ResolveContext(context) != nullptr ? context : nullptr;
+}
+
+// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
+FLIGHTREC_HOT_INLINE void StartKernelCh(void** handle, void* parent, uint64_t gpu_start_ns,
+                                        bool timed) {
+  if (parent == nullptr) return;  // the op itself was not recorded
+  const uint64_t h = HandleBits(parent);
+  CommRecorder* comm = detail::ResolveAs(h, HandleKind::kOp);
+  if (comm == nullptr) return;
+  // Same owner and payload (the op's slot sequence), another kind.
+  *handle = HandleToPtr(WithKind(h, timed ? HandleKind::kKernelTimed : HandleKind::kKernelUntimed));
+  comm->KernelStart(HandlePayload(h), timed ? gpu_start_ns : 0);
+}
+
+// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
+FLIGHTREC_HOT_INLINE void* StartProxyOp(void* context, void* parent, int32_t pid) {
+  // PXN: another process's op carries its context and parent, meaningless
+  // here (and possibly decodable as one of ours). The pid decides first.
+  if (FLIGHTREC_UNLIKELY(pid != CachedPid())) {
+    detail::CountForeign();
+    return nullptr;
+  }
+  (void)context;  // the parent op names the comm
+  if (parent == nullptr) return nullptr;
+  const uint64_t h = HandleBits(parent);
+  CommRecorder* comm = detail::ResolveAs(h, HandleKind::kOp);
+  if (comm == nullptr) return nullptr;
+  comm->ProxyOpStart(HandlePayload(h));
+  return HandleToPtr(WithKind(h, HandleKind::kProxyOp));
+}
+
+// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
+FLIGHTREC_HOT_INLINE void* StartProxyStep(void* parent) {
+  if (parent == nullptr) return nullptr;  // ProxyOp declined (foreign, or none)
+  const uint64_t h = HandleBits(parent);
+  if (FLIGHTREC_UNLIKELY(!HasKind(h, HandleKind::kProxyOp))) {
+    detail::CountForeign();
+    return nullptr;
+  }
+  return HandleToPtr(WithKind(h, HandleKind::kProxyStep));
+}
+
+// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
+FLIGHTREC_HOT_INLINE void StopEvent(void* handle) {
+  if (handle == nullptr) return;
+  const uint64_t h = HandleBits(handle);
+  CommRecorder* comm = nullptr;
+  switch (HandleKindOf(h)) {
+    case HandleKind::kOp:
+      if ((comm = detail::LiveComm(h)) != nullptr) comm->OpEnqueued(HandlePayload(h));
+      return;
+    case HandleKind::kKernelUntimed:  // v3: the stop itself, no timer
+      if ((comm = detail::LiveComm(h)) != nullptr) comm->KernelStop(HandlePayload(h), 0);
+      return;
+    case HandleKind::kProxyOp:
+      if ((comm = detail::LiveComm(h)) != nullptr) comm->ProxyOpStop(HandlePayload(h));
+      return;
+    case HandleKind::kInvalid:
+      detail::CountForeign();
+      return;
+    default:  // API, KernelCh v4+ (stopped by KernelChStop), ProxyStep, context
+      return;
+  }
+}
+
+// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
+FLIGHTREC_HOT_INLINE void RecordState(void* handle, nccl_abi::EventState state, uint64_t value) {
+  if (handle == nullptr) return;
+  const uint64_t h = HandleBits(handle);
+  CommRecorder* comm = nullptr;
+  // The recorded (state, kind) pairs first: a handle of the wanted kind is
+  // valid, so the kInvalid test below only runs for everything else.
+  switch (state) {
+    case nccl_abi::kKernelChStop:
+      if (HasKind(h, HandleKind::kKernelTimed)) {
+        if ((comm = detail::LiveComm(h)) != nullptr) comm->KernelStop(HandlePayload(h), value);
+        return;
+      }
+      break;
+    case nccl_abi::kProxyStepSendWait:
+    case nccl_abi::kProxyStepRecvFlushWait:
+      if (HasKind(h, HandleKind::kProxyStep)) {
+        if ((comm = detail::LiveComm(h)) != nullptr) comm->ProxyProgress(HandlePayload(h), value);
+        return;
+      }
+      break;
+    default:  // progress states we do not record
+      break;
+  }
+  if (FLIGHTREC_UNLIKELY(HandleKindOf(h) == HandleKind::kInvalid)) detail::CountForeign();
+}
+
+}  // namespace plugin
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_PLUGIN_EVENT_MODEL_INL_H_
