@@ -25,7 +25,7 @@ struct AnalyzeArgs {
   std::string output;
   double stuck_after_s = 0;
   unsigned jobs = 0;
-  uint64_t record_memory_mib = 512;
+  uint64_t record_memory_mib = 128;
 };
 
 int RunAnalyze(const AnalyzeArgs& args) {

@@ -33,24 +33,30 @@ uint64_t CutTime(const ProcessSnapshot& snap, uint64_t keep) {
   return times[drop];
 }
 
+bool Kept(const CommSnapshot& c, const OpRecord& r, uint64_t cut) {
+  return r.t_enqueue_ns >= cut || Pinned(c, r);
+}
+
 void Trim(uint64_t cut, CommSnapshot* c) {
-  std::vector<OpRecord> kept;
   uint64_t lo = UINT64_MAX, hi = 0;
   for (const OpRecord& r : c->records) {
-    if (r.t_enqueue_ns >= cut || Pinned(*c, r)) continue;
-    if (!r.is_p2p()) {
-      lo = std::min(lo, r.op_index);
-      hi = std::max(hi, r.op_index);
-    }
+    if (Kept(*c, r, cut) || r.is_p2p()) continue;
+    lo = std::min(lo, r.op_index);
+    hi = std::max(hi, r.op_index);
   }
   const bool history = lo != UINT64_MAX && hi - lo < kMaxHistorySpan;
   if (history) {
     c->history_first = lo;
     c->history.assign(static_cast<size_t>(hi - lo + 1), CollSig{});
   }
-  for (const OpRecord& r : c->records) {
-    if (r.t_enqueue_ns >= cut || Pinned(*c, r)) {
-      kept.push_back(r);
+  // Compacted in place: no second vector while the file is being read.
+  std::vector<OpRecord>& recs = c->records;
+  size_t out = 0;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const OpRecord& r = recs[i];
+    if (Kept(*c, r, cut)) {
+      if (out != i) recs[out] = r;
+      ++out;
       continue;
     }
     ++c->trimmed;
@@ -59,8 +65,9 @@ void Trim(uint64_t cut, CommSnapshot* c) {
     // Once per index, the first record (as JobIndex::FindColl picks).
     if (!slot.held()) slot = SigOf(r);
   }
-  kept.shrink_to_fit();
-  c->records = std::move(kept);
+  recs.resize(out);
+  // Give the trimmed part back unless it is small (a shrink is a copy).
+  if (recs.capacity() > out + out / 4) recs.shrink_to_fit();
 }
 
 }  // namespace
