@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <tuple>
 
@@ -192,6 +193,7 @@ Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& opti
 
 RecordSource FileRecordSource(const LoadOptions& options) {
   struct Cache {
+    std::mutex mutex;  // the detectors run per comm group on several threads
     std::string path;
     ReadResult result;
   };
@@ -199,6 +201,7 @@ RecordSource FileRecordSource(const LoadOptions& options) {
   const ReadFunction read = ReaderOf(options);
   return [cache, read](const ProcessSnapshot& process, const CommSnapshot& comm, uint64_t op_index,
                        OpRecord* out) {
+    std::lock_guard<std::mutex> lock(cache->mutex);
     if (cache->path != process.path) {
       cache->path = process.path;
       cache->result = read(process.path);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <tuple>
 
+#include "analyzer/model/parallel.h"
 #include "flightrec/record_format.h"
 
 namespace flightrec {
@@ -111,7 +112,8 @@ void JobIndex::BuildGroups() {
 }
 
 void JobIndex::BuildOps() {
-  for (size_t p = 0; p < processes_.size(); ++p) {
+  // Per process: each writes only its own comms' ops_ entries.
+  ParallelFor(processes_.size(), [this](size_t p) {
     for (size_t c = 0; c < processes_[p].comms.size(); ++c) {
       const std::vector<OpRecord>& recs = processes_[p].comms[c].records;
       MemberOps& ops = ops_[comm_base_[p] + c];
@@ -139,7 +141,7 @@ void JobIndex::BuildOps() {
       std::sort(ops.p2p.begin(), ops.p2p.end());
       MarkDense(recs, &ops);
     }
-  }
+  });
 }
 
 void JobIndex::MarkDense(const std::vector<OpRecord>& recs, MemberOps* ops) {

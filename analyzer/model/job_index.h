@@ -39,7 +39,8 @@ struct CommGroup {
 
 // Re-reads collective `op_index` of region `comm` (same region_index and
 // comm_id) of `process` from its file, for ops a windowed load kept only as
-// signatures. Returns false when the file no longer holds it.
+// signatures. Returns false when the file no longer holds it. Called from
+// several threads at once (the detectors run per comm group in parallel).
 using RecordSource = std::function<bool(const ProcessSnapshot& process, const CommSnapshot& comm,
                                         uint64_t op_index, OpRecord* out)>;
 

@@ -8,6 +8,7 @@
 #include "analyzer/model/coll_signature.h"
 #include "analyzer/model/describe.h"
 #include "analyzer/model/detectors.h"
+#include "analyzer/model/parallel.h"
 #include "flightrec/record_format.h"
 #include "flightrec/record_names.h"
 
@@ -382,13 +383,17 @@ void CheckP2p(const JobIndex& index, int32_t group, std::vector<Finding>* out) {
 
 void DetectMismatch(const JobIndex& index, const std::vector<ShiftedMember>& shifts,
                     std::vector<Finding>* out) {
-  for (size_t g = 0; g < index.groups().size(); ++g) {
+  std::vector<std::vector<Finding>> per_group(index.groups().size());
+  ParallelFor(per_group.size(), [&](size_t g) {
     std::vector<char> excluded(index.groups()[g].members.size(), 0);
     for (const ShiftedMember& m : shifts) {
       if (m.group == static_cast<int32_t>(g)) excluded[m.rank] = 1;
     }
-    CollChecker(index, static_cast<int32_t>(g), std::move(excluded)).Run(out);
-    CheckP2p(index, static_cast<int32_t>(g), out);
+    CollChecker(index, static_cast<int32_t>(g), std::move(excluded)).Run(&per_group[g]);
+    CheckP2p(index, static_cast<int32_t>(g), &per_group[g]);
+  });
+  for (std::vector<Finding>& found : per_group) {
+    for (Finding& f : found) out->push_back(std::move(f));
   }
 }
 

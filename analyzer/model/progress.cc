@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analyzer/model/parallel.h"
 #include "flightrec/record_format.h"
 
 namespace flightrec {
@@ -104,7 +105,8 @@ JobProgress ComputeProgress(const JobIndex& index, const ProgressOptions& option
     job.newest_heartbeat_wall_ns = std::max(job.newest_heartbeat_wall_ns, p.heartbeat_wall_ns);
   }
   const uint64_t hang_dump = FirstHangDump(procs);
-  for (size_t i = 0; i < procs.size(); ++i) {
+  // Per process: each writes only its own job.processes[i].
+  ParallelFor(procs.size(), [&](size_t i) {
     const ProcessSnapshot& p = procs[i];
     ProcessProgress& out = job.processes[i];
     out.snapshot_wall_ns = SnapshotTime(p);
@@ -126,7 +128,7 @@ JobProgress ComputeProgress(const JobIndex& index, const ProgressOptions& option
       out.heartbeat_gap_ns = std::max(out.heartbeat_gap_ns, hang_dump - alive);
     }
     FindBlockedOp(p, options, &out);
-  }
+  });
   return job;
 }
 

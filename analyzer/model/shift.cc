@@ -4,6 +4,7 @@
 #include <map>
 
 #include "analyzer/model/detectors.h"
+#include "analyzer/model/parallel.h"
 #include "flightrec/record_format.h"
 
 namespace flightrec {
@@ -163,9 +164,12 @@ class GroupShifts {
 }  // namespace
 
 std::vector<ShiftedMember> FindShiftedMembers(const JobIndex& index) {
+  std::vector<std::vector<ShiftedMember>> per_group(index.groups().size());
+  ParallelFor(per_group.size(),
+              [&](size_t g) { GroupShifts(index, static_cast<int32_t>(g)).Run(&per_group[g]); });
   std::vector<ShiftedMember> out;
-  for (size_t g = 0; g < index.groups().size(); ++g) {
-    GroupShifts(index, static_cast<int32_t>(g)).Run(&out);
+  for (const std::vector<ShiftedMember>& found : per_group) {
+    out.insert(out.end(), found.begin(), found.end());
   }
   return out;
 }

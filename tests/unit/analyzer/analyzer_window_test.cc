@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -54,7 +55,7 @@ struct Source {
     };
   }
   std::vector<ProcessSnapshot> whole;
-  int reads = 0;
+  std::atomic<int> reads{0};  // the detectors run on several threads
 };
 
 struct WindowRun {
@@ -229,6 +230,25 @@ TEST(RecordWindowTest, AnOldSkipIsStillTheRootCause) {
   ASSERT_FALSE(whole.result.findings.empty());
   EXPECT_NE(whole.result.findings[0].summary.find("it skipped Broadcast #3"), std::string::npos)
       << whole.result.findings[0].summary;
+}
+
+// 512 processes and 259 comm groups: the per-process and per-group passes
+// run on every core (model/parallel.h). The findings must not depend on it:
+// the same as the whole read, and the same on every run.
+TEST(RecordWindowTest, ABigJobRunsThePassesInParallelWithTheSameFindings) {
+  JobSpec spec = LongJob(Fault::kMismatch);
+  spec.nranks = 512;
+  spec.tp = 2;
+  spec.steps = 40;
+  spec.op = 8;  // the world op of step 2: 511 members agree, rank 5 is odd
+  spec.field = "datatype";
+  ExpectWindowedLikeWhole(spec, Verdict::kDesync);
+  const std::vector<ProcessSnapshot> whole = MakeJob(spec);
+  const WindowRun a(whole, nullptr), b(whole, nullptr);
+  ASSERT_EQ(a.result.findings.size(), b.result.findings.size());
+  for (size_t i = 0; i < a.result.findings.size(); ++i) {
+    EXPECT_EQ(a.result.findings[i].summary, b.result.findings[i].summary);
+  }
 }
 
 }  // namespace
