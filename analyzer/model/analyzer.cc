@@ -1,6 +1,7 @@
 #include "analyzer/model/analyzer.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <set>
 #include <string>
@@ -97,8 +98,54 @@ void AddWindowNote(const JobIndex& index, Analysis* a) {
       "at all (p2p); stragglers are judged on the newest records only");
 }
 
+// A warning with its numbers blanked: the kind it is, whatever the file.
+std::string WarningKind(const std::string& w) {
+  std::string kind;
+  for (char ch : w) {
+    const bool digit = ch >= '0' && ch <= '9';
+    if (!digit) kind += ch;
+    if (digit && (kind.empty() || kind.back() != '#')) kind += '#';
+  }
+  return kind;
+}
+
+// What the reader noticed in the files (a stepped wall clock, unknown enum
+// values, bytes after a zstd frame, ...): one note per kind, naming the
+// first file and how many others, so 16,000 files saying the same do not
+// bury the findings. Torn-record warnings are left out: the per-file note
+// below counts them.
+void AddReaderWarnings(const JobIndex& index, Analysis* a) {
+  struct Kind {
+    std::string first;  // "path: warning" of the first file
+    size_t files = 0;
+  };
+  std::map<std::string, Kind> kinds;
+  std::vector<const Kind*> order;  // first seen first
+  for (const ProcessSnapshot& snap : index.processes()) {
+    std::set<std::string> seen;  // a file counts once per kind
+    for (const std::string& w : snap.warnings) {
+      if (w.find("torn or in-flight records") != std::string::npos) continue;
+      const std::string k = WarningKind(w);
+      if (!seen.insert(k).second) continue;
+      auto [it, added] = kinds.try_emplace(k);
+      if (added) {
+        it->second.first = snap.path + ": " + w;
+        order.push_back(&it->second);
+      }
+      ++it->second.files;
+    }
+  }
+  for (const Kind* k : order) {
+    a->notes.push_back(k->files == 1
+                           ? k->first
+                           : k->first + " (and " + std::to_string(k->files - 1) + " more file" +
+                                 (k->files > 2 ? "s" : "") + " with the same warning)");
+  }
+}
+
 void AddNotes(const JobIndex& index, const JobProgress& progress, Analysis* a) {
   a->notes = index.warnings();
+  AddReaderWarnings(index, a);
   AddWindowNote(index, a);
   for (size_t p = 0; p < index.processes().size(); ++p) {
     const ProcessSnapshot& snap = index.processes()[p];

@@ -446,6 +446,25 @@ TEST(OpRecordTest, LastProgressIsTheNewerOfProgressAndGpuEnd) {
   EXPECT_EQ(r.last_progress_ns(), 100u);
 }
 
+// The reader's per-file warnings reach the report, one note per kind: a
+// clock step seen in three files is one note naming the first and the
+// count; torn records are left to the per-file torn count.
+TEST(AnalyzerNotesTest, ReaderWarningsAreGroupedByKind) {
+  std::vector<ProcessSnapshot> procs = MakeJob(JobSpec{});
+  for (size_t p = 0; p < procs.size(); ++p) procs[p].path = "rank" + std::to_string(p);
+  procs[1].warnings.push_back("wall clock stepped by 3600 s since init; times use the dump's");
+  procs[4].warnings.push_back("wall clock stepped by 7 s since init; times use the dump's");
+  procs[6].warnings.push_back("wall clock stepped by 12 s since init; times use the dump's");
+  procs[2].warnings.push_back("unknown dump_reason 9");
+  procs[3].warnings.push_back("region 0: 4 torn or in-flight records skipped");
+  Analyzed a(std::move(procs));
+  ASSERT_EQ(a.result.notes.size(), 2u) << ::testing::PrintToString(a.result.notes);
+  EXPECT_EQ(a.result.notes[0],
+            "rank1: wall clock stepped by 3600 s since init; times use the dump's (and 2 more "
+            "files with the same warning)");
+  EXPECT_EQ(a.result.notes[1], "rank2: unknown dump_reason 9");
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace flightrec
