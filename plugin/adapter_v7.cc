@@ -1,89 +1,11 @@
 // ncclProfiler_v7: NCCL 2.31+ (per-call user tag, kernel phases declined).
-// Thin: reads the v7 descriptor and calls the event model.
-#include "plugin/adapter_common.h"
-
-namespace flightrec {
-namespace plugin {
-namespace {
-
-abi::Result InitV7(void** context, uint64_t comm_id, int* event_mask, const char* comm_name,
-                   int nnodes, int nranks, int rank, abi::DebugLogger log) {
-  InitRequest req;
-  req.api_version = 7;
-  req.has_identity = true;
-  req.comm_id = comm_id;
-  req.comm_name = comm_name;
-  req.nnodes = nnodes;
-  req.nranks = nranks;
-  req.rank = rank;
-  req.log = log;
-  return InitCommon(context, event_mask, req);
-}
-
-// Every start but KernelCh and the declined types: ops, API calls, network.
-// Out of line: the op path's frame (descriptor, record image) stays out of
-// the entry point that also serves the eight KernelCh starts of a collective.
-__attribute__((noinline)) void* StartOtherV7(void* context, const abi::EventDescrV7* d) {
-  switch (d->type) {
-    case abi::kProfileColl: {
-      OpStart op = CollFromStrings(d->coll, d->coll.nChannels);
-      op.parent_is_api = true;
-      op.desc.user_tag = d->coll.userTag;
-      return StartOp(context, d->parentObj, op);
-    }
-    case abi::kProfileP2p: {
-      OpStart op = P2pFromStrings(d->p2p, d->p2p.nChannels);
-      op.parent_is_api = true;
-      op.desc.user_tag = d->p2p.userTag;
-      return StartOp(context, d->parentObj, op);
-    }
-    case abi::kProfileCollApi: {
-      ApiStart api = ApiFrom(d->collApi);
-      api.user_tag = d->collApi.userTag;
-      return StartApi(context, api);
-    }
-    case abi::kProfileP2pApi: {
-      ApiStart api = ApiFrom(d->p2pApi);
-      api.user_tag = d->p2pApi.userTag;
-      return StartApi(context, api);
-    }
-    case abi::kProfileProxyOp:
-      return StartProxyOp(context, d->parentObj, d->proxyOp.pid);
-    case abi::kProfileProxyStep:
-      return StartProxyStep(d->parentObj);
-    default:
-      CountUnknownEvent(context);
-      return nullptr;
-  }
-}
-
-// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
-abi::Result StartEventV7(void* context, void** handle, abi::EventDescrV7* d) {
-  if (handle == nullptr) return abi::kSuccess;
-  *handle = nullptr;  // always written: NCCL reuses the slot otherwise
-  if (d == nullptr) return abi::kSuccess;
-  const uint64_t type = d->type;
-  if (type == abi::kProfileKernelCh) {  // one per channel: the most frequent start
-    // The stop timer arrives with KernelChStop.
-    StartKernelCh(handle, d->parentObj, d->kernelCh.pTimer, true);
-    return abi::kSuccess;
-  }
-  if (IsDeclinedType(type)) return abi::kSuccess;  // Group, GroupApi, KernelLaunch, ...
-  *handle = StartOtherV7(context, d);
-  return abi::kSuccess;
-}
-
-// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
-abi::Result RecordEventStateV7(void* handle, abi::EventState state, abi::StateArgsV7* args) {
-  RecordState(handle, state, StateValueV4(state, args));
-  return abi::kSuccess;
-}
-
-}  // namespace
-}  // namespace plugin
-}  // namespace flightrec
+// The entry points are adapter_v5_family.h's, instantiated for v7.
+#include "plugin/adapter_v5_family.h"
 
 FLIGHTREC_EXPORT const flightrec::nccl_abi::ProfilerV7 ncclProfiler_v7 = {
-    flightrec::plugin::kPluginName,        flightrec::plugin::InitV7,
-    flightrec::plugin::StartEventV7,       flightrec::plugin::StopEventAny,
-    flightrec::plugin::RecordEventStateV7, flightrec::plugin::FinalizeAny};
+    flightrec::plugin::kPluginName,
+    flightrec::plugin::InitV5Family<7>,
+    flightrec::plugin::StartEventV5Family<flightrec::nccl_abi::EventDescrV7>,
+    flightrec::plugin::StopEventAny,
+    flightrec::plugin::RecordEventStateV5Family,
+    flightrec::plugin::FinalizeAny};

@@ -1,0 +1,103 @@
+// The entry points of ncclProfiler_v5, _v6 and _v7, written once. The three
+// descriptors agree on every field flightrec reads; v6 adds copy-engine
+// events (declined) and v7 per-call user tags (recorded when present). Each
+// adapter_vN.cc instantiates these for its own descriptor and exports its
+// table.
+#ifndef FLIGHTREC_PLUGIN_ADAPTER_V5_FAMILY_H_
+#define FLIGHTREC_PLUGIN_ADAPTER_V5_FAMILY_H_
+
+#include <stdint.h>
+
+#include "plugin/adapter_common.h"
+
+namespace flightrec {
+namespace plugin {
+
+// Descriptors that carry the user's per-call tag (v7+).
+template <typename Descr>
+constexpr bool kHasUserTag = false;
+template <>
+constexpr bool kHasUserTag<abi::EventDescrV7> = true;
+
+template <int kApiVersion>
+abi::Result InitV5Family(void** context, uint64_t comm_id, int* event_mask, const char* comm_name,
+                         int nnodes, int nranks, int rank, abi::DebugLogger log) {
+  InitRequest req;
+  req.api_version = kApiVersion;
+  req.has_identity = true;
+  req.comm_id = comm_id;
+  req.comm_name = comm_name;
+  req.nnodes = nnodes;
+  req.nranks = nranks;
+  req.rank = rank;
+  req.log = log;
+  return InitCommon(context, event_mask, req);
+}
+
+// Every start but KernelCh and the declined types: ops, API calls, network.
+// Out of line: the op path's frame (descriptor, record image) stays out of
+// the entry point that also serves the eight KernelCh starts of a collective.
+template <typename Descr>
+__attribute__((noinline)) void* StartOtherV5Family(void* context, const Descr* d) {
+  switch (d->type) {
+    case abi::kProfileColl: {
+      OpStart op = CollFromStrings(d->coll, d->coll.nChannels);
+      op.parent_is_api = true;
+      if constexpr (kHasUserTag<Descr>) op.desc.user_tag = d->coll.userTag;
+      return StartOp(context, d->parentObj, op);
+    }
+    case abi::kProfileP2p: {
+      OpStart op = P2pFromStrings(d->p2p, d->p2p.nChannels);
+      op.parent_is_api = true;
+      if constexpr (kHasUserTag<Descr>) op.desc.user_tag = d->p2p.userTag;
+      return StartOp(context, d->parentObj, op);
+    }
+    case abi::kProfileCollApi: {
+      ApiStart api = ApiFrom(d->collApi);
+      if constexpr (kHasUserTag<Descr>) api.user_tag = d->collApi.userTag;
+      return StartApi(context, api);
+    }
+    case abi::kProfileP2pApi: {
+      ApiStart api = ApiFrom(d->p2pApi);
+      if constexpr (kHasUserTag<Descr>) api.user_tag = d->p2pApi.userTag;
+      return StartApi(context, api);
+    }
+    case abi::kProfileProxyOp:
+      return StartProxyOp(context, d->parentObj, d->proxyOp.pid);
+    case abi::kProfileProxyStep:
+      return StartProxyStep(d->parentObj);
+    default:
+      CountUnknownEvent(context);
+      return nullptr;
+  }
+}
+
+// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
+template <typename Descr>
+abi::Result StartEventV5Family(void* context, void** handle, Descr* d) {
+  if (handle == nullptr) return abi::kSuccess;
+  *handle = nullptr;  // always written: NCCL reuses the slot otherwise
+  if (d == nullptr) return abi::kSuccess;
+  const uint64_t type = d->type;
+  if (type == abi::kProfileKernelCh) {  // one per channel: the most frequent start
+    // The stop timer arrives with KernelChStop.
+    StartKernelCh(handle, d->parentObj, d->kernelCh.pTimer, true);
+    return abi::kSuccess;
+  }
+  if (IsDeclinedType(type)) return abi::kSuccess;  // Group, GroupApi, KernelLaunch, ...
+  *handle = StartOtherV5Family(context, d);
+  return abi::kSuccess;
+}
+
+// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
+// (StateArgsV5..V7 are StateArgsV4.)
+inline abi::Result RecordEventStateV5Family(void* handle, abi::EventState state,
+                                            abi::StateArgsV4* args) {
+  RecordState(handle, state, StateValueV4(state, args));
+  return abi::kSuccess;
+}
+
+}  // namespace plugin
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_PLUGIN_ADAPTER_V5_FAMILY_H_
