@@ -182,8 +182,17 @@ class AnalyzeAcceptance : public ::testing::TestWithParam<Layout> {
     EXPECT_TRUE(top["details"][0].value("skipped", false)) << Describe(run);
   }
 
-  // Scenario 3: a field mismatch names the rank (alone: every comm used here
-  // has a majority) and the field.
+  // Scenario 3: rank f.rank enqueues op f.op with another `field`; the run
+  // completes (the emulator pairs launches by order, as NCCL does).
+  void CheckMismatch(const std::string& field, const Fault& f) {
+    EmuJob job = Run(
+        field,
+        Base(f.op + 24) + " " + Spec("mismatch", f, ":field=" + field) + " --hang-timeout-s 20", 0);
+    ExpectMismatch(Analyze({job.ring_dir}), f.rank, field);
+  }
+
+  // A field mismatch names the rank (alone: every comm used here has a
+  // majority) and the field.
   void ExpectMismatch(const AnalyzeRun& run, int rank, const std::string& field) {
     EXPECT_EQ(run.report.value("verdict", ""), "desync") << Describe(run);
     EXPECT_EQ(run.exit_code, 1);
@@ -264,29 +273,13 @@ TEST_P(AnalyzeAcceptance, SkippedSendRecv) {
 
 // 3. A field mismatch: the run completes (the emulator pairs launches by
 // order, as NCCL does), the verdict is desync.
-TEST_P(AnalyzeAcceptance, CountMismatch) {
-  const Fault f = L().count;
-  EmuJob job =
-      Run("count",
-          Base(f.op + 24) + " " + Spec("mismatch", f, ":field=count") + " --hang-timeout-s 20", 0);
-  ExpectMismatch(Analyze({job.ring_dir}), f.rank, "count");
-}
+TEST_P(AnalyzeAcceptance, CountMismatch) { CheckMismatch("count", L().count); }
 
-TEST_P(AnalyzeAcceptance, DatatypeMismatch) {
-  const Fault f = L().datatype;
-  EmuJob job = Run(
-      "datatype",
-      Base(f.op + 24) + " " + Spec("mismatch", f, ":field=datatype") + " --hang-timeout-s 20", 0);
-  ExpectMismatch(Analyze({job.ring_dir}), f.rank, "datatype");
-}
+TEST_P(AnalyzeAcceptance, DatatypeMismatch) { CheckMismatch("datatype", L().datatype); }
 
 TEST_P(AnalyzeAcceptance, FuncMismatch) {
-  const Fault f = L().func;
-  ASSERT_NE(f.op % kPeriod, 6);
-  EmuJob job =
-      Run("func",
-          Base(f.op + 24) + " " + Spec("mismatch", f, ":field=func") + " --hang-timeout-s 20", 0);
-  ExpectMismatch(Analyze({job.ring_dir}), f.rank, "func");
+  ASSERT_NE(L().func.op % kPeriod, 6);
+  CheckMismatch("func", L().func);
 }
 
 // 4. SIGKILLed at op N: dead_rank. Without its files: missing_rank, once,

@@ -118,27 +118,31 @@ void AbiDriver::LaunchColl(void* context, int rank, uint64_t index, uint64_t seq
   if (op->handle != nullptr) shim_->Stop(op->handle);
 }
 
+namespace {
+
+// The KernelCh start of channel `ch` of `op`, dated by its GPU start timer.
+emu::EventDesc KernelChDesc(const PendingOp& op, uint8_t ch) {
+  emu::EventDesc k;
+  k.type = emu::Ev::kKernelCh;
+  k.parent = op.handle;
+  k.channel_id = ch;
+  k.ptimer = op.gpu_start;
+  return k;
+}
+
+}  // namespace
+
 void AbiDriver::StartKernels(const PendingOp& op) {
   for (uint8_t ch = 0; ch < op.channels; ++ch) {
-    emu::EventDesc k;
-    k.type = emu::Ev::kKernelCh;
-    k.parent = op.handle;
-    k.channel_id = ch;
-    k.ptimer = op.gpu_start;
     void* h = nullptr;
-    shim_->Start(op.context, &h, k);
+    shim_->Start(op.context, &h, KernelChDesc(op, ch));
   }
 }
 
 void AbiDriver::CompleteOp(const PendingOp& op) {
   std::vector<void*> kernels(op.channels, nullptr), proxies(op.channels, nullptr);
   for (uint8_t ch = 0; ch < op.channels; ++ch) {
-    emu::EventDesc k;
-    k.type = emu::Ev::kKernelCh;
-    k.parent = op.handle;
-    k.channel_id = ch;
-    k.ptimer = op.gpu_start;
-    shim_->Start(op.context, &kernels[ch], k);
+    shim_->Start(op.context, &kernels[ch], KernelChDesc(op, ch));
     emu::EventDesc p;
     p.type = emu::Ev::kProxyOp;
     p.parent = op.handle;

@@ -283,24 +283,26 @@ TEST(AnalyzerEmptyTest, NoInputIsIncomplete) {
   EXPECT_EQ(analysis::ExitCodeFor(a), 2);
 }
 
+// Appends p2p record #0 (float elements) to `c`, after its last record.
+void AddP2p(CommSnapshot* c, uint8_t func, int32_t peer, uint64_t count) {
+  OpRecord r = c->records.back();
+  r.slot_seq = c->head++;
+  r.op_index = 0;
+  r.nccl_seq = UINT64_MAX;
+  r.func = func;
+  r.flags = format::kFlagP2p;
+  r.root_or_peer = peer;
+  r.count = count;
+  r.bytes = count * 4;
+  c->records.push_back(r);
+  c->p2p_count++;
+}
+
 TEST(AnalyzerP2pTest, SendRecvCountMismatchNamesBothSides) {
   std::vector<ProcessSnapshot> procs = MakeJob(JobSpec{});
   // Rank 0 sends 100 floats to rank 1, which posted a Recv of 50.
-  auto add = [](CommSnapshot* c, uint8_t func, int32_t peer, uint64_t count) {
-    OpRecord r = c->records.back();
-    r.slot_seq = c->head++;
-    r.op_index = 0;
-    r.nccl_seq = UINT64_MAX;
-    r.func = func;
-    r.flags = format::kFlagP2p;
-    r.root_or_peer = peer;
-    r.count = count;
-    r.bytes = count * 4;
-    c->records.push_back(r);
-    c->p2p_count++;
-  };
-  add(&procs[0].comms[0], format::kFuncSend, 1, 100);
-  add(&procs[1].comms[0], format::kFuncRecv, 0, 50);
+  AddP2p(&procs[0].comms[0], format::kFuncSend, 1, 100);
+  AddP2p(&procs[1].comms[0], format::kFuncRecv, 0, 50);
   Analyzed a(std::move(procs));
   const analysis::Finding* f = a.First(FindingKind::kMismatch);
   ASSERT_NE(f, nullptr);
@@ -315,24 +317,11 @@ TEST(AnalyzerP2pTest, SendRecvCountMismatchNamesBothSides) {
 // the same index: the sender is named alone and blamed.
 TEST(AnalyzerP2pTest, OddSenderAmongAgreeingSendsIsNamedAlone) {
   std::vector<ProcessSnapshot> procs = MakeJob(JobSpec{});
-  auto add = [](CommSnapshot* c, uint8_t func, int32_t peer, uint64_t count) {
-    OpRecord r = c->records.back();
-    r.slot_seq = c->head++;
-    r.op_index = 0;
-    r.nccl_seq = UINT64_MAX;
-    r.func = func;
-    r.flags = format::kFlagP2p;
-    r.root_or_peer = peer;
-    r.count = count;
-    r.bytes = count * 4;
-    c->records.push_back(r);
-    c->p2p_count++;
-  };
   // world ring over 8 ranks: r sends to r+1, receives from r-1; rank 3
   // sends 101 elements where every other Send and every Recv has 100.
   for (int r = 0; r < 8; ++r) {
-    add(&procs[r].comms[0], format::kFuncSend, (r + 1) % 8, r == 3 ? 101 : 100);
-    add(&procs[r].comms[0], format::kFuncRecv, (r + 7) % 8, 100);
+    AddP2p(&procs[r].comms[0], format::kFuncSend, (r + 1) % 8, r == 3 ? 101 : 100);
+    AddP2p(&procs[r].comms[0], format::kFuncRecv, (r + 7) % 8, 100);
   }
   Analyzed a(std::move(procs));
   const analysis::Finding* f = a.First(FindingKind::kMismatch);
