@@ -114,6 +114,22 @@ inline abi::Result InitCommon(void** context, int* event_mask, const InitRequest
   return abi::kSuccess;
 }
 
+// v4+ init: the communicator's identity arrives with it.
+inline abi::Result InitWithIdentity(int api_version, void** context, int* event_mask,
+                                    uint64_t comm_id, const char* comm_name, int nnodes, int nranks,
+                                    int rank, abi::DebugLogger log) {
+  InitRequest req;
+  req.api_version = api_version;
+  req.has_identity = true;
+  req.comm_id = comm_id;
+  req.comm_name = comm_name;
+  req.nnodes = nnodes;
+  req.nranks = nranks;
+  req.rank = rank;
+  req.log = log;
+  return InitCommon(context, event_mask, req);
+}
+
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work.
 inline abi::Result StopEventAny(void* handle) {
   StopEvent(handle);

@@ -8,16 +8,7 @@ namespace {
 
 abi::Result InitV4(void** context, int* event_mask, const char* comm_name, uint64_t comm_hash,
                    int nnodes, int nranks, int rank, abi::DebugLogger log) {
-  InitRequest req;
-  req.api_version = 4;
-  req.has_identity = true;
-  req.comm_id = comm_hash;
-  req.comm_name = comm_name;
-  req.nnodes = nnodes;
-  req.nranks = nranks;
-  req.rank = rank;
-  req.log = log;
-  return InitCommon(context, event_mask, req);
+  return InitWithIdentity(4, context, event_mask, comm_hash, comm_name, nnodes, nranks, rank, log);
 }
 
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work.

@@ -22,16 +22,8 @@ constexpr bool kHasUserTag<abi::EventDescrV7> = true;
 template <int kApiVersion>
 abi::Result InitV5Family(void** context, uint64_t comm_id, int* event_mask, const char* comm_name,
                          int nnodes, int nranks, int rank, abi::DebugLogger log) {
-  InitRequest req;
-  req.api_version = kApiVersion;
-  req.has_identity = true;
-  req.comm_id = comm_id;
-  req.comm_name = comm_name;
-  req.nnodes = nnodes;
-  req.nranks = nranks;
-  req.rank = rank;
-  req.log = log;
-  return InitCommon(context, event_mask, req);
+  return InitWithIdentity(kApiVersion, context, event_mask, comm_id, comm_name, nnodes, nranks,
+                          rank, log);
 }
 
 // Every start but KernelCh and the declined types: ops, API calls, network.
