@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analyzer/model/host_clocks.h"
 #include "analyzer/model/parallel.h"
 #include "flightrec/record_format.h"
 
@@ -85,12 +86,16 @@ uint64_t LastSignOfLife(const ProcessSnapshot& p) {
 // The first dump the job sealed because something hung (timeout or
 // trigger): every live process is told through the trigger file and seals
 // its own dump within a poll interval, its heartbeat still beating.
-uint64_t FirstHangDump(const std::vector<ProcessSnapshot>& procs) {
+// `common(p, t)`: process p's wall time t on the job's common time line.
+template <typename Common>
+uint64_t FirstHangDump(const std::vector<ProcessSnapshot>& procs, Common&& common) {
   uint64_t first = 0;
-  for (const ProcessSnapshot& p : procs) {
+  for (size_t i = 0; i < procs.size(); ++i) {
+    const ProcessSnapshot& p = procs[i];
     if (!p.is_dump || p.dump_wall_ns == 0) continue;
     if (p.dump_reason != format::kDumpTimeout && p.dump_reason != format::kDumpTrigger) continue;
-    if (first == 0 || p.dump_wall_ns < first) first = p.dump_wall_ns;
+    const uint64_t t = common(i, p.dump_wall_ns);
+    if (first == 0 || t < first) first = t;
   }
   return first;
 }
@@ -101,16 +106,24 @@ JobProgress ComputeProgress(const JobIndex& index, const ProgressOptions& option
   const std::vector<ProcessSnapshot>& procs = index.processes();
   JobProgress job;
   job.processes.resize(procs.size());
-  for (const ProcessSnapshot& p : procs) {
-    job.newest_heartbeat_wall_ns = std::max(job.newest_heartbeat_wall_ns, p.heartbeat_wall_ns);
+  // Heartbeats and dump times of different hosts are compared, so they are
+  // first put on the first host's time line (a skewed host's live ranks
+  // would otherwise look dead, or a dead one alive).
+  const std::vector<int64_t> offset = HostClockOffsets(index);
+  auto common = [&offset](size_t p, uint64_t wall_ns) {
+    return wall_ns == 0 ? 0 : wall_ns - static_cast<uint64_t>(offset[p]);  // mod 2^64
+  };
+  for (size_t p = 0; p < procs.size(); ++p) {
+    job.newest_heartbeat_wall_ns =
+        std::max(job.newest_heartbeat_wall_ns, common(p, procs[p].heartbeat_wall_ns));
   }
-  const uint64_t hang_dump = FirstHangDump(procs);
+  const uint64_t hang_dump = FirstHangDump(procs, common);
   // Per process: each writes only its own job.processes[i].
   ParallelFor(procs.size(), [&](size_t i) {
     const ProcessSnapshot& p = procs[i];
     ProcessProgress& out = job.processes[i];
     out.snapshot_wall_ns = SnapshotTime(p);
-    const uint64_t alive = LastSignOfLife(p);
+    const uint64_t alive = common(i, LastSignOfLife(p));
     if (alive != 0 && job.newest_heartbeat_wall_ns > alive) {
       out.heartbeat_gap_ns = job.newest_heartbeat_wall_ns - alive;
     }

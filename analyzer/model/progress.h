@@ -36,7 +36,7 @@ struct ProcessProgress {
 
 struct JobProgress {
   std::vector<ProcessProgress> processes;
-  uint64_t newest_heartbeat_wall_ns = 0;
+  uint64_t newest_heartbeat_wall_ns = 0;  // on the first host's time line (host_clocks.h)
 };
 
 JobProgress ComputeProgress(const JobIndex& index, const ProgressOptions& options);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "analyzer/model/host_clocks.h"
 #include "unit/analyzer/analyzer_test_util.h"
 
 namespace flightrec {
@@ -452,6 +453,70 @@ TEST(AnalyzerNotesTest, ReaderWarningsAreGroupedByKind) {
             "rank1: wall clock stepped by 3600 s since init; times use the dump's (and 2 more "
             "files with the same warning)");
   EXPECT_EQ(a.result.notes[1], "rank2: unknown dump_reason 9");
+}
+
+// Live rings of 16 ranks on two hosts whose wall clocks differ by `skew_s`:
+// every time host-1 wrote is shifted.
+std::vector<ProcessSnapshot> LiveRingsWithSkew(JobSpec spec, int64_t skew_s) {
+  spec.nranks = 16;
+  std::vector<ProcessSnapshot> procs = MakeJob(spec);
+  const uint64_t skew = static_cast<uint64_t>(skew_s * 1000000000LL);  // mod 2^64
+  auto shift = [skew](uint64_t* t) {
+    if (*t != 0) *t += skew;
+  };
+  for (ProcessSnapshot& p : procs) {
+    if (!p.is_dump) continue;  // a killed rank's ring keeps its own times
+    p.is_dump = false;         // the job is still running: live rings
+    p.process_state = format::kProcessRunning;
+    p.dump_reason = format::kDumpNone;
+    p.dump_wall_ns = 0;
+  }
+  for (ProcessSnapshot& p : procs) {
+    if (p.host != "host-1") continue;
+    shift(&p.created_wall_ns);
+    shift(&p.heartbeat_wall_ns);
+    shift(&p.dump_wall_ns);
+    for (CommSnapshot& c : p.comms) {
+      shift(&c.init_wall_ns);
+      shift(&c.last_enqueue_wall_ns);
+      for (OpRecord& r : c.records) {
+        for (uint64_t* t : {&r.t_api_ns, &r.t_enqueue_ns, &r.t_enqueued_ns, &r.gpu_start_ns,
+                            &r.gpu_end_ns, &r.t_last_progress_ns}) {
+          shift(t);
+        }
+      }
+    }
+  }
+  return procs;
+}
+
+// A host whose clock is 20 s ahead (or behind) is not a host of dead ranks:
+// its offset is measured from the collectives both hosts finished.
+TEST(HostClockTest, ASkewedHostsLiveRanksAreNotDead) {
+  for (int64_t skew_s : {20, -20}) {
+    SCOPED_TRACE(skew_s);
+    Analyzed a(LiveRingsWithSkew(JobSpec{}, skew_s));
+    EXPECT_EQ(a.result.verdict, Verdict::kHealthy)
+        << (a.result.findings.empty() ? "" : a.result.findings.front().summary);
+    const std::vector<int64_t> offset = analysis::HostClockOffsets(a.index);
+    for (size_t p = 0; p < a.procs.size(); ++p) {
+      const int64_t want = a.procs[p].host == "host-1" ? skew_s * 1000000000LL : 0;
+      EXPECT_NEAR(static_cast<double>(offset[p]), static_cast<double>(want), 1e6) << p;
+    }
+  }
+}
+
+// The correction must not hide a real death: rank 5 (host-0) killed while
+// host-1 runs 20 s ahead is still the dead rank.
+TEST(HostClockTest, ARankThatDiedIsStillDeadAcrossASkewedHost) {
+  JobSpec spec;
+  spec.fault = Fault::kKilled;
+  spec.rank = 5;
+  Analyzed a(LiveRingsWithSkew(spec, 20));
+  const analysis::Finding* f = a.First(FindingKind::kDeadRank);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(a.Pid(f->ranks.front().process), 4005);
+  EXPECT_EQ(a.All(FindingKind::kDeadRank).size(), 1u);
 }
 
 }  // namespace
