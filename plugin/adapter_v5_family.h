@@ -14,10 +14,12 @@ namespace flightrec {
 namespace plugin {
 
 // Descriptors that carry the user's per-call tag (v7+).
+// inline: the header is in three translation units, and an explicit
+// specialization is not implicitly inline (clang emits it in each).
 template <typename Descr>
-constexpr bool kHasUserTag = false;
+inline constexpr bool kHasUserTag = false;
 template <>
-constexpr bool kHasUserTag<abi::EventDescrV7> = true;
+inline constexpr bool kHasUserTag<abi::EventDescrV7> = true;
 
 template <int kApiVersion>
 abi::Result InitV5Family(void** context, uint64_t comm_id, int* event_mask, const char* comm_name,
