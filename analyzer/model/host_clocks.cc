@@ -25,8 +25,12 @@ void SampleOffsets(const JobIndex& index, int32_t group, int32_t a, int32_t b,
   const uint64_t a_count = index.Comm(index.groups()[group].members[a]).coll_count;
   const uint64_t b_count = index.Comm(index.groups()[group].members[b]).coll_count;
   const uint64_t lo = std::max(index.FirstCollIndex(group, a), index.FirstCollIndex(group, b));
-  uint64_t taken = 0;
-  for (uint64_t i = std::min(a_count, b_count); i > lo && taken < kOpsPerPair; --i) {
+  uint64_t taken = 0, tried = 0;
+  // Bounded: a comm that does not track completion has no finished op, and
+  // a windowed load holds older ops only as signatures; neither is worth a
+  // walk through the whole history of every member.
+  for (uint64_t i = std::min(a_count, b_count);
+       i > lo && taken < kOpsPerPair && tried < 4 * kOpsPerPair; --i, ++tried) {
     const OpRecord* ra = index.FindColl(group, a, i - 1);
     const OpRecord* rb = index.FindColl(group, b, i - 1);
     if (!Finished(ra) || !Finished(rb)) continue;
