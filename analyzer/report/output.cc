@@ -1,33 +1,66 @@
 #include "analyzer/report/output.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 namespace flightrec {
 namespace report {
 
-bool WriteOutput(const std::string& path, const std::string& content, std::string* error) {
+OutputStream::~OutputStream() {
+  if (file_ == nullptr || path_.empty()) return;
+  std::fclose(file_);
+  if (!tmp_.empty()) std::remove(tmp_.c_str());
+}
+
+bool OutputStream::Open(const std::string& path, std::string* error) {
   if (path.empty() || path == "-") {
-    const bool ok = std::fwrite(content.data(), 1, content.size(), stdout) == content.size() &&
-                    std::fflush(stdout) == 0;
-    if (!ok) *error = std::string("stdout: ") + std::strerror(errno);
-    return ok;
+    file_ = stdout;
+    return true;
   }
-  const std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "wbe");
-  if (f == nullptr) {
-    *error = path + ": cannot create: " + std::strerror(errno);
+  path_ = path;
+  struct stat st;
+  const bool in_place = lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  tmp_ = in_place ? std::string() : path + ".tmp";
+  file_ = std::fopen(in_place ? path.c_str() : tmp_.c_str(), "wbe");
+  if (file_ == nullptr) *error = path + ": cannot create: " + std::strerror(errno);
+  return file_ != nullptr;
+}
+
+bool OutputStream::Write(std::string_view text, std::string* error) {
+  if (file_ == nullptr) {
+    *error = (path_.empty() ? std::string("stdout") : path_) + ": not open";
     return false;
   }
-  bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = path + ": cannot write: " + std::strerror(errno);
-    std::remove(tmp.c_str());
+  if (std::fwrite(text.data(), 1, text.size(), file_) == text.size()) return true;
+  *error =
+      (path_.empty() ? std::string("stdout") : path_) + ": cannot write: " + std::strerror(errno);
+  return false;
+}
+
+bool OutputStream::Commit(std::string* error) {
+  if (file_ == nullptr) {
+    *error = (path_.empty() ? std::string("stdout") : path_) + ": not open";
     return false;
   }
-  return true;
+  if (path_.empty()) {
+    file_ = nullptr;
+    if (std::fflush(stdout) == 0) return true;
+    *error = std::string("stdout: ") + std::strerror(errno);
+    return false;
+  }
+  const bool closed = std::fclose(file_) == 0;
+  file_ = nullptr;
+  if (closed && (tmp_.empty() || std::rename(tmp_.c_str(), path_.c_str()) == 0)) return true;
+  *error = path_ + ": cannot write: " + std::strerror(errno);
+  if (!tmp_.empty()) std::remove(tmp_.c_str());
+  return false;
+}
+
+bool WriteOutput(const std::string& path, const std::string& content, std::string* error) {
+  OutputStream out;
+  return out.Open(path, error) && out.Write(content, error) && out.Commit(error);
 }
 
 }  // namespace report

@@ -1,11 +1,18 @@
 // Key content of every report format, and the timeline trace's events.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "analyzer/model/inputs.h"
 #include "analyzer/model/progress.h"
+#include "analyzer/report/output.h"
 #include "analyzer/report/report.h"
 #include "unit/analyzer/analyzer_test_util.h"
 
@@ -150,6 +157,75 @@ TEST(ReportTest, TimelineIsAChromeTraceWithSlicesFlowsAndMarkers) {
   EXPECT_GT(starts, 0);
   EXPECT_EQ(starts, finishes);
   EXPECT_EQ(stuck, 7);  // everyone but the culprit, who is outside NCCL
+}
+
+// -o FILE: a regular file appears whole or not at all; anything else is
+// written in place (a rename once turned a root user's /dev/null into a
+// plain file).
+class OutputTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/flightrec-output-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { (void)std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  static std::string Slurp(const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  }
+  std::string dir_;
+};
+
+TEST_F(OutputTest, ARegularFileIsReplacedWhole) {
+  const std::string path = dir_ + "/report.json";
+  std::string error;
+  ASSERT_TRUE(report::WriteOutput(path, "first", &error)) << error;
+  ASSERT_TRUE(report::WriteOutput(path, "second", &error)) << error;
+  EXPECT_EQ(Slurp(path), "second");
+  EXPECT_NE(access((path + ".tmp").c_str(), F_OK), 0);
+}
+
+TEST_F(OutputTest, AnUncommittedStreamLeavesNothing) {
+  const std::string path = dir_ + "/trace.json";
+  {
+    report::OutputStream out;
+    std::string error;
+    ASSERT_TRUE(out.Open(path, &error)) << error;
+    ASSERT_TRUE(out.Write("{\"traceEvents\":[", &error)) << error;
+  }
+  EXPECT_NE(access(path.c_str(), F_OK), 0);
+  EXPECT_NE(access((path + ".tmp").c_str(), F_OK), 0);
+}
+
+TEST_F(OutputTest, ASymlinkStaysALinkAndItsTargetGetsTheText) {
+  const std::string target = dir_ + "/target.txt", link = dir_ + "/link.txt";
+  std::string error;
+  ASSERT_TRUE(report::WriteOutput(target, "old", &error)) << error;
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  ASSERT_TRUE(report::WriteOutput(link, "new", &error)) << error;
+  struct stat st;
+  ASSERT_EQ(lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(Slurp(target), "new");
+}
+
+TEST_F(OutputTest, AFifoIsWrittenInPlace) {
+  const std::string fifo = dir_ + "/pipe";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // so the writer's open returns
+  ASSERT_GE(reader, 0);
+  std::string error;
+  ASSERT_TRUE(report::WriteOutput(fifo, "through the pipe", &error)) << error;
+  char buf[64] = {};
+  EXPECT_EQ(read(reader, buf, sizeof(buf)), 16);
+  EXPECT_STREQ(buf, "through the pipe");
+  close(reader);
+  struct stat st;
+  ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
 }
 
 }  // namespace
