@@ -3,6 +3,7 @@
 // no readable input.
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -26,18 +27,42 @@ struct AnalyzeArgs {
   double stuck_after_s = 0;
   unsigned jobs = 0;
   uint64_t record_memory_mib = 128;
+  bool timings = false;
+};
+
+// `--timings`: how long each phase took, on stderr, for a user asking where
+// the seconds of a big job go (docs/performance.md uses it).
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(bool on) : on_(on), last_(Clock::now()) {}
+  void Lap(const char* phase) {
+    if (!on_) return;
+    const Clock::time_point now = Clock::now();
+    std::fprintf(stderr, "flightrec analyze: %-8s %8.1f ms\n", phase,
+                 std::chrono::duration<double, std::milli>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool on_;
+  Clock::time_point last_;
 };
 
 int RunAnalyze(const AnalyzeArgs& args) {
+  PhaseTimer timer(args.timings);
   analysis::LoadOptions load;
   load.threads = args.jobs;
   load.record_budget_bytes = args.record_memory_mib << 20;
   const analysis::Inputs inputs = analysis::LoadInputs(args.paths, load);
+  timer.Lap("load");
   analysis::JobIndex index(inputs.processes);
   index.set_record_source(analysis::FileRecordSource(load));
+  timer.Lap("index");
   analysis::AnalyzeOptions options;
   options.progress.stuck_after_ns = static_cast<uint64_t>(args.stuck_after_s * 1e9);
   const analysis::Analysis result = analysis::Analyze(index, options);
+  timer.Lap("analyze");
   const report::ReportInput in{inputs, index, result};
   std::string text;
   if (args.format == "json") {
@@ -49,11 +74,13 @@ int RunAnalyze(const AnalyzeArgs& args) {
   } else {
     text = report::TextReport(in);
   }
+  timer.Lap("report");
   std::string error;
   if (!report::WriteOutput(args.output, text, &error)) {
     std::fprintf(stderr, "flightrec analyze: %s\n", error.c_str());
     return 2;
   }
+  timer.Lap("write");
   if (inputs.processes.empty()) {
     std::fprintf(stderr,
                  "flightrec analyze: no readable flight-recorder file in the %zu path(s) given\n",
@@ -81,6 +108,7 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_code) {
                   "MiB for full records across all files; beyond it each file keeps its newest "
                   "records and older collectives as signatures (0: no limit)")
       ->capture_default_str();
+  cmd->add_flag("--timings", args->timings, "Print how long each phase took to stderr");
   cmd->callback([args, exit_code]() { *exit_code = RunAnalyze(*args); });
 }
 

@@ -1,11 +1,13 @@
 // `flightrec timeline PATH... -o trace.json`: every rank's ops as a
-// Chrome/Perfetto trace. Exit code: 0 written, 2 usage error or no readable
-// input.
+// Chrome/Perfetto trace, streamed to the output. Memory is bounded like
+// analyze's (--record-memory keeps each file's newest records); --ranks
+// draws a subset. Exit code: 0 written, 2 usage error or no readable input.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyzer/cli/commands.h"
@@ -13,7 +15,7 @@
 #include "analyzer/model/job_index.h"
 #include "analyzer/model/progress.h"
 #include "analyzer/report/output.h"
-#include "analyzer/report/report.h"
+#include "analyzer/report/timeline.h"
 
 namespace flightrec {
 namespace cli {
@@ -23,11 +25,28 @@ struct TimelineArgs {
   std::vector<std::string> paths;
   std::string output;
   unsigned jobs = 0;
+  uint64_t record_memory_mib = 128;
+  std::string ranks;
 };
 
+uint64_t LeftOut(const analysis::Inputs& inputs) {
+  uint64_t n = 0;
+  for (const ProcessSnapshot& p : inputs.processes) {
+    for (const CommSnapshot& c : p.comms) n += c.trimmed;
+  }
+  return n;
+}
+
 int RunTimeline(const TimelineArgs& args) {
+  report::TimelineOptions options;
+  std::string error;
+  if (!args.ranks.empty() && !report::ParseRankRanges(args.ranks, &options.ranks, &error)) {
+    std::fprintf(stderr, "flightrec timeline: --ranks: %s\n", error.c_str());
+    return 2;
+  }
   analysis::LoadOptions load;
   load.threads = args.jobs;
+  load.record_budget_bytes = args.record_memory_mib << 20;
   const analysis::Inputs inputs = analysis::LoadInputs(args.paths, load);
   for (const analysis::RejectedInput& r : inputs.rejected) {
     std::fprintf(stderr, "flightrec timeline: skipped %s: %s\n", r.path.c_str(), r.reason.c_str());
@@ -38,8 +57,20 @@ int RunTimeline(const TimelineArgs& args) {
   }
   const analysis::JobIndex index(inputs.processes);
   const analysis::JobProgress progress = analysis::ComputeProgress(index, {});
-  std::string error;
-  if (!report::WriteOutput(args.output, report::TimelineTrace(index, progress), &error)) {
+  if (const uint64_t left_out = LeftOut(inputs); left_out > 0) {
+    std::fprintf(stderr,
+                 "flightrec timeline: %llu older records left out to stay within "
+                 "--record-memory %llu MiB; each rank's newest are drawn\n",
+                 static_cast<unsigned long long>(left_out),
+                 static_cast<unsigned long long>(args.record_memory_mib));
+  }
+  report::OutputStream out;
+  const bool ok = out.Open(args.output, &error) &&
+                  report::WriteTimeline(
+                      index, progress, options,
+                      [&out, &error](std::string_view text) { return out.Write(text, &error); }) &&
+                  out.Commit(&error);
+  if (!ok) {
     std::fprintf(stderr, "flightrec timeline: %s\n", error.c_str());
     return 2;
   }
@@ -55,6 +86,12 @@ void AddTimelineCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("paths", args->paths, "Files or directories (searched recursively)")->required();
   cmd->add_option("-o,--output", args->output, "Trace file to write (default: stdout)");
   cmd->add_option("-j,--jobs", args->jobs, "Reader threads (default: one per core)");
+  cmd->add_option("--ranks", args->ranks,
+                  "Draw only these global ranks, e.g. 0-7,12 (default: every rank)");
+  cmd->add_option("--record-memory", args->record_memory_mib,
+                  "MiB for records across all files; beyond it each file's older records are "
+                  "left out (0: no limit)")
+      ->capture_default_str();
   cmd->callback([args, exit_code]() { *exit_code = RunTimeline(*args); });
 }
 

@@ -9,6 +9,7 @@
 #include "analyzer/model/inputs.h"
 #include "analyzer/model/job_index.h"
 #include "analyzer/model/progress.h"
+#include "analyzer/report/timeline.h"
 
 namespace flightrec {
 namespace report {
@@ -30,8 +31,7 @@ std::string MarkdownReport(const ReportInput& in);
 std::string JsonReport(const ReportInput& in);
 // One self-contained file: inline CSS and SVG, no external assets.
 std::string HtmlReport(const ReportInput& in, const analysis::JobProgress& progress);
-// Chrome trace-event JSON ({"traceEvents": [...]}) loadable in Perfetto.
-std::string TimelineTrace(const analysis::JobIndex& index, const analysis::JobProgress& progress);
+// The Chrome/Perfetto trace: timeline.h.
 
 }  // namespace report
 }  // namespace flightrec

@@ -4,12 +4,14 @@
 //   complete ("X") slices from enqueue to GPU end (or to the snapshot time,
 //   marked, when unfinished), flows ("s"/"f") joining the same op across
 //   ranks, and an instant ("i") where each rank is stuck.
+// Written as text while walking the records (json_writer.h), never held as a
+// document: a trace is hundreds of bytes per op.
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "analyzer/model/describe.h"
-#include "analyzer/report/report.h"
+#include "analyzer/report/json_writer.h"
+#include "analyzer/report/timeline.h"
 #include "flightrec/record_format.h"
 #include "flightrec/record_names.h"
 
@@ -18,9 +20,9 @@ namespace report {
 namespace {
 
 using analysis::JobIndex;
-using nlohmann::json;
 
 constexpr uint64_t kFlowOpsPerComm = 64;  // newest ops joined by flows
+constexpr size_t kChunkBytes = 1u << 20;  // handed to the sink at a time
 
 // Global rank: the rank in a communicator every process belongs to.
 std::vector<int64_t> TracePids(const JobIndex& index) {
@@ -38,13 +40,30 @@ std::vector<int64_t> TracePids(const JobIndex& index) {
   return pids;
 }
 
+std::vector<char> Selected(const std::vector<int64_t>& pids, const TimelineOptions& options) {
+  std::vector<char> on(pids.size(), options.ranks.empty() ? 1 : 0);
+  for (size_t p = 0; p < pids.size(); ++p) {
+    for (const auto& [lo, hi] : options.ranks) {
+      if (pids[p] >= lo && pids[p] <= hi) on[p] = 1;
+    }
+  }
+  return on;
+}
+
 class TraceWriter {
  public:
-  TraceWriter(const JobIndex& index, const analysis::JobProgress& progress)
-      : index_(index), progress_(progress), pids_(TracePids(index)) {
+  TraceWriter(const JobIndex& index, const analysis::JobProgress& progress,
+              const TimelineOptions& options, const TextSink& sink)
+      : index_(index),
+        progress_(progress),
+        pids_(TracePids(index)),
+        selected_(Selected(pids_, options)),
+        sink_(sink) {
     base_ = UINT64_MAX;
-    for (const ProcessSnapshot& p : index.processes()) {
-      for (const CommSnapshot& c : p.comms) {
+    for (size_t p = 0; p < index.processes().size(); ++p) {
+      if (!selected_[p]) continue;
+      for (const CommSnapshot& c : index.processes()[p].comms) {
+        left_out_ += c.trimmed;
         for (const OpRecord& r : c.records) {
           if (r.t_enqueue_ns != 0) base_ = std::min(base_, r.t_enqueue_ns);
         }
@@ -53,88 +72,135 @@ class TraceWriter {
     if (base_ == UINT64_MAX) base_ = 0;
   }
 
-  std::string Write() {
-    for (size_t p = 0; p < index_.processes().size(); ++p) Process(static_cast<int32_t>(p));
-    for (size_t g = 0; g < index_.groups().size(); ++g) Flows(static_cast<int32_t>(g));
-    json out = {{"traceEvents", std::move(events_)},
-                {"displayTimeUnit", "ms"},
-                {"otherData",
-                 {{"generator", "flightrec timeline"},
-                  {"base_wall_ns", base_},
-                  {"base_wall", analysis::IsoTime(base_)}}}};
-    return out.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  bool Write() {
+    w_.BeginObject();
+    w_.Key("displayTimeUnit").String("ms");
+    OtherData();
+    w_.Key("traceEvents").BeginArray();
+    for (size_t p = 0; p < index_.processes().size() && ok_; ++p) {
+      if (selected_[p]) Process(static_cast<int32_t>(p));
+    }
+    for (size_t g = 0; g < index_.groups().size() && ok_; ++g) Flows(static_cast<int32_t>(g));
+    w_.EndArray();
+    w_.EndObject();
+    std::string last;
+    if (w_.TakeIfLarger(0, &last)) ok_ = ok_ && sink_(last + "\n");
+    return ok_;
   }
 
  private:
-  double Us(uint64_t wall_ns) const {
-    return wall_ns >= base_ ? static_cast<double>(wall_ns - base_) / 1000.0 : 0.0;
-  }
+  uint64_t Ns(uint64_t wall_ns) const { return wall_ns >= base_ ? wall_ns - base_ : 0; }
   int64_t Tid(int32_t process, int32_t comm) const {
     return index_.GroupOf(process, comm) + 1;  // 0 is reserved for markers
+  }
+
+  // Between events: hands a full chunk to the sink.
+  void Drain() {
+    if (ok_ && w_.TakeIfLarger(kChunkBytes, &chunk_)) ok_ = sink_(chunk_);
+  }
+
+  void OtherData() {
+    w_.Key("otherData").BeginObject();
+    w_.Key("generator").String("flightrec timeline");
+    w_.Key("base_wall_ns").Uint(base_);
+    w_.Key("base_wall").String(analysis::IsoTime(base_));
+    if (left_out_ > 0) {
+      w_.Key("records_left_out").Uint(left_out_);
+      w_.Key("note").String(
+          "older records were left out to bound memory (--record-memory); the trace shows each "
+          "rank's newest ones");
+    }
+    w_.EndObject();
+  }
+
+  // A metadata ("M") event naming a process or thread.
+  void Meta(const char* name, int64_t pid, int64_t tid, const char* arg, const std::string& value) {
+    w_.BeginObject();
+    w_.Key("ph").String("M");
+    w_.Key("name").String(name);
+    w_.Key("pid").Int(pid);
+    if (tid >= 0) w_.Key("tid").Int(tid);
+    w_.Key("args").BeginObject();
+    w_.Key(arg).String(value);
+    w_.EndObject();
+    w_.EndObject();
   }
 
   void Process(int32_t p) {
     const ProcessSnapshot& snap = index_.processes()[p];
     const int64_t pid = pids_[p];
-    events_.push_back(
-        {{"ph", "M"},
-         {"name", "process_name"},
-         {"pid", pid},
-         {"args",
-          {{"name", "rank " + std::to_string(pid) + " (" + analysis::ProcessLabel(snap) + ")"}}}});
-    events_.push_back({{"ph", "M"},
-                       {"name", "process_sort_index"},
-                       {"pid", pid},
-                       {"args", {{"sort_index", pid}}}});
+    Meta("process_name", pid, -1, "name",
+         "rank " + std::to_string(pid) + " (" + analysis::ProcessLabel(snap) + ")");
+    w_.BeginObject();
+    w_.Key("ph").String("M");
+    w_.Key("name").String("process_sort_index");
+    w_.Key("pid").Int(pid);
+    w_.Key("args").BeginObject();
+    w_.Key("sort_index").Int(pid);
+    w_.EndObject();
+    w_.EndObject();
     const uint64_t now = progress_.processes[p].snapshot_wall_ns;
-    for (size_t c = 0; c < snap.comms.size(); ++c) {
+    for (size_t c = 0; c < snap.comms.size() && ok_; ++c) {
       const CommSnapshot& comm = snap.comms[c];
       const int64_t tid = Tid(p, static_cast<int32_t>(c));
-      events_.push_back(
-          {{"ph", "M"},
-           {"name", "thread_name"},
-           {"pid", pid},
-           {"tid", tid},
-           {"args",
-            {{"name", (comm.name.empty() ? analysis::HexId(comm.comm_id) : comm.name) + " rank " +
-                          std::to_string(comm.rank)}}}});
-      for (const OpRecord& r : comm.records) Slice(pid, tid, comm, r, now);
+      Meta("thread_name", pid, tid, "name",
+           (comm.name.empty() ? analysis::HexId(comm.comm_id) : comm.name) + " rank " +
+               std::to_string(comm.rank));
+      const std::string comm_id = analysis::HexId(comm.comm_id);
+      for (const OpRecord& r : comm.records) {
+        Slice(pid, tid, comm_id, r, now);
+        Drain();
+      }
     }
     Stuck(p, pid);
+    Drain();
   }
 
-  void Slice(int64_t pid, int64_t tid, const CommSnapshot& comm, const OpRecord& r, uint64_t now) {
+  void SliceArgs(const std::string& comm_id, const OpRecord& r, bool done) {
+    w_.Key("args").BeginObject();
+    w_.Key("comm").String(comm_id);
+    w_.Key("count").Uint(r.count);
+    w_.Key("datatype").String(format::DataTypeName(r.datatype));
+    w_.Key("op_index").Uint(r.op_index);
+    if (r.is_p2p()) w_.Key("peer").Int(r.root_or_peer);
+    if (r.nccl_seq != UINT64_MAX) w_.Key("seq").Uint(r.nccl_seq);
+    w_.Key("slot_seq").Uint(r.slot_seq);
+    w_.Key("state").String(format::OpStateName(r.state));
+    if (!done) w_.Key("unfinished").Bool(true);
+    if (r.user_tag != 0) w_.Key("user_tag").Uint(r.user_tag);
+    w_.EndObject();
+  }
+
+  void Slice(int64_t pid, int64_t tid, const std::string& comm_id, const OpRecord& r,
+             uint64_t now) {
     if (r.t_enqueue_ns == 0) return;
     const bool done = r.state >= format::kOpDone;
     uint64_t end = done ? std::max(r.gpu_end_ns, r.t_enqueued_ns) : now;
     end = std::max(end, r.t_enqueue_ns);
-    json args = {{"comm", analysis::HexId(comm.comm_id)},
-                 {"op_index", r.op_index},
-                 {"count", r.count},
-                 {"datatype", format::DataTypeName(r.datatype)},
-                 {"state", format::OpStateName(r.state)},
-                 {"slot_seq", r.slot_seq}};
-    if (r.nccl_seq != UINT64_MAX) args["seq"] = r.nccl_seq;
-    if (r.is_p2p()) args["peer"] = r.root_or_peer;
-    if (r.user_tag != 0) args["user_tag"] = r.user_tag;
-    if (!done) args["unfinished"] = true;
-    events_.push_back({{"ph", "X"},
-                       {"name", analysis::OpLabel(analysis::OpOf(r))},
-                       {"cat", r.is_p2p() ? "p2p" : "coll"},
-                       {"pid", pid},
-                       {"tid", tid},
-                       {"ts", Us(r.t_enqueue_ns)},
-                       {"dur", Us(end) - Us(r.t_enqueue_ns)},
-                       {"args", std::move(args)}});
-    if (!done) {
-      events_.push_back({{"ph", "i"},
-                         {"s", "t"},
-                         {"name", "unfinished at snapshot"},
-                         {"cat", "marker"},
-                         {"pid", pid},
-                         {"tid", tid},
-                         {"ts", Us(end)}});
-    }
+    w_.BeginObject();
+    w_.Key("ph").String("X");
+    w_.Key("name").String(analysis::OpLabel(analysis::OpOf(r)));
+    w_.Key("cat").String(r.is_p2p() ? "p2p" : "coll");
+    w_.Key("pid").Int(pid);
+    w_.Key("tid").Int(tid);
+    w_.Key("ts").Micros(Ns(r.t_enqueue_ns));
+    w_.Key("dur").Micros(Ns(end) - Ns(r.t_enqueue_ns));
+    SliceArgs(comm_id, r, done);
+    w_.EndObject();
+    if (!done) Instant("t", "unfinished at snapshot", "marker", pid, tid, end);
+  }
+
+  void Instant(const char* scope, const std::string& name, const char* cat, int64_t pid,
+               int64_t tid, uint64_t wall_ns) {
+    w_.BeginObject();
+    w_.Key("ph").String("i");
+    w_.Key("s").String(scope);
+    w_.Key("name").String(name);
+    w_.Key("cat").String(cat);
+    w_.Key("pid").Int(pid);
+    w_.Key("tid").Int(tid);
+    w_.Key("ts").Micros(Ns(wall_ns));
+    w_.EndObject();
   }
 
   // Where the rank is stuck: its oldest unfinished op, or "outside NCCL".
@@ -144,80 +210,125 @@ class TraceWriter {
     const ProcessSnapshot& snap = index_.processes()[p];
     if (pp.blocked()) {
       const OpRecord& r = snap.comms[pp.blocked_comm].records[pp.blocked_record];
-      events_.push_back({{"ph", "i"},
-                         {"s", "p"},
-                         {"name", std::string(pp.dead ? "died in " : "stuck in ") +
-                                      analysis::OpLabel(analysis::OpOf(r))},
-                         {"cat", "stuck"},
-                         {"pid", pid},
-                         {"tid", Tid(p, pp.blocked_comm)},
-                         {"ts", Us(r.t_enqueue_ns)}});
+      Instant(
+          "p",
+          std::string(pp.dead ? "died in " : "stuck in ") + analysis::OpLabel(analysis::OpOf(r)),
+          "stuck", pid, Tid(p, pp.blocked_comm), r.t_enqueue_ns);
     } else {
-      events_.push_back({{"ph", "i"},
-                         {"s", "p"},
-                         {"name", "stopped (heartbeat quiet)"},
-                         {"cat", "stuck"},
-                         {"pid", pid},
-                         {"tid", 0},
-                         {"ts", Us(snap.heartbeat_wall_ns)}});
+      Instant("p", "stopped (heartbeat quiet)", "stuck", pid, 0, snap.heartbeat_wall_ns);
     }
   }
 
-  // Flow arrows from the lowest present rank's slice to every other rank's
-  // slice of the same collective (newest ops only: flows are for reading).
+  void FlowEnd(const char* ph, uint64_t id, const std::string& name, int32_t process, int32_t g,
+               uint64_t wall_ns) {
+    w_.BeginObject();
+    w_.Key("ph").String(ph);
+    if (ph[0] == 'f') w_.Key("bp").String("e");
+    w_.Key("id").Uint(id);
+    w_.Key("name").String(name);
+    w_.Key("cat").String("op");
+    w_.Key("pid").Int(pids_[process]);
+    w_.Key("tid").Int(g + 1);
+    w_.Key("ts").Micros(Ns(wall_ns));
+    w_.EndObject();
+  }
+
+  // Flow arrows from the lowest drawn rank's slice to every other drawn
+  // rank's slice of the same collective (newest ops only: flows are for
+  // reading).
   void Flows(int32_t g) {
     const analysis::CommGroup& group = index_.groups()[g];
     uint64_t hi = 0;
-    int32_t first = -1;
+    int32_t first = -1, drawn = 0;
     for (size_t r = 0; r < group.members.size(); ++r) {
-      if (!group.members[r].present()) continue;
+      const analysis::MemberRef& m = group.members[r];
+      if (!m.present() || !selected_[m.process]) continue;
       if (first < 0) first = static_cast<int32_t>(r);
-      hi = std::max(hi, index_.Comm(group.members[r]).coll_count);
+      ++drawn;
+      hi = std::max(hi, index_.Comm(m).coll_count);
     }
-    if (first < 0 || group.present < 2) return;
+    if (drawn < 2) return;
     const uint64_t lo = hi > kFlowOpsPerComm ? hi - kFlowOpsPerComm : 0;
-    for (uint64_t i = lo; i < hi; ++i) {
+    const int32_t src_proc = group.members[first].process;
+    for (uint64_t i = lo; i < hi && ok_; ++i) {
       const OpRecord* src = index_.FindColl(g, first, i);
       if (src == nullptr || src->t_enqueue_ns == 0) continue;
-      const int32_t src_proc = group.members[first].process;
+      const std::string name = analysis::OpLabel(analysis::OpOf(*src));
       for (size_t r = static_cast<size_t>(first) + 1; r < group.members.size(); ++r) {
         const analysis::MemberRef& m = group.members[r];
-        const OpRecord* dst =
-            m.present() ? index_.FindColl(g, static_cast<int32_t>(r), i) : nullptr;
+        if (!m.present() || !selected_[m.process]) continue;
+        const OpRecord* dst = index_.FindColl(g, static_cast<int32_t>(r), i);
         if (dst == nullptr || dst->t_enqueue_ns == 0) continue;
         const uint64_t id = ++flow_id_;
-        const std::string name = analysis::OpLabel(analysis::OpOf(*src));
-        events_.push_back({{"ph", "s"},
-                           {"id", id},
-                           {"name", name},
-                           {"cat", "op"},
-                           {"pid", pids_[src_proc]},
-                           {"tid", g + 1},
-                           {"ts", Us(src->t_enqueue_ns)}});
-        events_.push_back({{"ph", "f"},
-                           {"bp", "e"},
-                           {"id", id},
-                           {"name", name},
-                           {"cat", "op"},
-                           {"pid", pids_[m.process]},
-                           {"tid", g + 1},
-                           {"ts", Us(dst->t_enqueue_ns)}});
+        FlowEnd("s", id, name, src_proc, g, src->t_enqueue_ns);
+        FlowEnd("f", id, name, m.process, g, dst->t_enqueue_ns);
       }
+      Drain();
     }
   }
 
   const JobIndex& index_;
   const analysis::JobProgress& progress_;
   const std::vector<int64_t> pids_;
+  const std::vector<char> selected_;
+  const TextSink& sink_;
   uint64_t base_ = 0;
+  uint64_t left_out_ = 0;
   uint64_t flow_id_ = 0;
-  json events_ = json::array();
+  JsonWriter w_;
+  std::string chunk_;
+  bool ok_ = true;
 };
+
+bool ParseUint(std::string_view s, int64_t* out) {
+  if (s.empty() || s.size() > 12) return false;
+  int64_t v = 0;
+  for (char ch : s) {
+    if (ch < '0' || ch > '9') return false;
+    v = v * 10 + (ch - '0');
+  }
+  *out = v;
+  return true;
+}
 
 }  // namespace
 
-std::string TimelineTrace(const JobIndex& index, const analysis::JobProgress& progress) {
-  return TraceWriter(index, progress).Write();
+bool ParseRankRanges(std::string_view text, std::vector<std::pair<int64_t, int64_t>>* ranges,
+                     std::string* error) {
+  ranges->clear();
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, comma - start);
+    const size_t dash = item.find('-');
+    int64_t lo = 0, hi = 0;
+    const bool ok = dash == std::string_view::npos
+                        ? ParseUint(item, &lo) && ParseUint(item, &hi)
+                        : ParseUint(item.substr(0, dash), &lo) &&
+                              ParseUint(item.substr(dash + 1), &hi) && lo <= hi;
+    if (!ok) {
+      *error = "'" + std::string(item) + "' is not a rank or a range like 0-7";
+      return false;
+    }
+    ranges->emplace_back(lo, hi);
+    start = comma + 1;
+  }
+  return true;
+}
+
+bool WriteTimeline(const JobIndex& index, const analysis::JobProgress& progress,
+                   const TimelineOptions& options, const TextSink& sink) {
+  return TraceWriter(index, progress, options, sink).Write();
+}
+
+std::string TimelineTrace(const JobIndex& index, const analysis::JobProgress& progress,
+                          const TimelineOptions& options) {
+  std::string out;
+  WriteTimeline(index, progress, options, [&out](std::string_view text) {
+    out += text;
+    return true;
+  });
+  return out;
 }
 
 }  // namespace report

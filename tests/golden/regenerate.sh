@@ -12,4 +12,5 @@ done
 # holds the expectations, which are no inputs.
 "$fr" analyze --format json v1.0/rank0.frdump v1.0/rank0.ring v1.0/rank1.ring \
   >v1.0/analyze.json || true  # exit 1 = findings
+"$fr" timeline v1.0/rank0.frdump v1.0/rank0.ring v1.0/rank1.ring >v1.0/timeline.json
 echo "regenerated; review: git diff tests/golden"
