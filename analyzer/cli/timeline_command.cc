@@ -29,12 +29,29 @@ struct TimelineArgs {
   std::string ranks;
 };
 
-uint64_t LeftOut(const analysis::Inputs& inputs) {
+uint64_t LeftOut(const analysis::Inputs& inputs, const std::vector<size_t>& drawn) {
   uint64_t n = 0;
-  for (const ProcessSnapshot& p : inputs.processes) {
-    for (const CommSnapshot& c : p.comms) n += c.trimmed;
+  for (size_t p : drawn) {
+    for (const CommSnapshot& c : inputs.processes[p].comms) n += c.trimmed;
   }
   return n;
+}
+
+// With --ranks, the drawn processes are read again with the whole record
+// budget to themselves: more of their history than a share of 16k files.
+bool FocusOnDrawn(const report::TimelineOptions& options, const analysis::LoadOptions& load,
+                  const std::string& ranks, analysis::Inputs* inputs, std::vector<size_t>* drawn) {
+  {
+    const analysis::JobIndex whole(inputs->processes);
+    *drawn = report::DrawnProcesses(whole, options);
+  }
+  if (drawn->empty()) {
+    std::fprintf(stderr, "flightrec timeline: --ranks %s matches none of the %zu ranks read\n",
+                 ranks.c_str(), inputs->processes.size());
+    return false;
+  }
+  if (!options.ranks.empty()) analysis::ReloadProcesses(*drawn, load, inputs);
+  return true;
 }
 
 int RunTimeline(const TimelineArgs& args) {
@@ -47,7 +64,7 @@ int RunTimeline(const TimelineArgs& args) {
   analysis::LoadOptions load;
   load.threads = args.jobs;
   load.record_budget_bytes = args.record_memory_mib << 20;
-  const analysis::Inputs inputs = analysis::LoadInputs(args.paths, load);
+  analysis::Inputs inputs = analysis::LoadInputs(args.paths, load);
   for (const analysis::RejectedInput& r : inputs.rejected) {
     std::fprintf(stderr, "flightrec timeline: skipped %s: %s\n", r.path.c_str(), r.reason.c_str());
   }
@@ -55,9 +72,11 @@ int RunTimeline(const TimelineArgs& args) {
     std::fprintf(stderr, "flightrec timeline: no readable flight-recorder file\n");
     return 2;
   }
+  std::vector<size_t> drawn;
+  if (!FocusOnDrawn(options, load, args.ranks, &inputs, &drawn)) return 2;
   const analysis::JobIndex index(inputs.processes);
   const analysis::JobProgress progress = analysis::ComputeProgress(index, {});
-  if (const uint64_t left_out = LeftOut(inputs); left_out > 0) {
+  if (const uint64_t left_out = LeftOut(inputs, drawn); left_out > 0) {
     std::fprintf(stderr,
                  "flightrec timeline: %llu older records left out to stay within "
                  "--record-memory %llu MiB; each rank's newest are drawn\n",

@@ -191,6 +191,23 @@ Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& opti
   return SelectSnapshots(std::move(snapshots), std::move(rejected));
 }
 
+void ReloadProcesses(const std::vector<size_t>& which, const LoadOptions& options, Inputs* inputs) {
+  const ReadFunction read = ReaderOf(options);
+  const uint64_t keep = RecordsPerFile(options.record_budget_bytes, which.size());
+  for (size_t i : which) {
+    if (i >= inputs->processes.size()) continue;
+    ProcessSnapshot& old = inputs->processes[i];
+    ReadResult r = read(old.path);
+    if (!r.ok || r.snapshot.pid != old.pid || r.snapshot.host != old.host ||
+        r.snapshot.created_wall_ns != old.created_wall_ns) {
+      continue;
+    }
+    TrimToWindow(keep, &r.snapshot);
+    r.snapshot.path = old.path;
+    old = std::move(r.snapshot);
+  }
+}
+
 RecordSource FileRecordSource(const LoadOptions& options) {
   struct Cache {
     std::mutex mutex;  // the detectors run per comm group on several threads

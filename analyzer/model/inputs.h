@@ -46,6 +46,13 @@ struct LoadOptions {
 
 Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& options = {});
 
+// Reads inputs->processes[i] again for each i in `which`, the record budget
+// now shared by those files only: a view of a few ranks (`flightrec
+// timeline --ranks`) keeps more of their history than a 16k-file load
+// could. A file that fails to read, or now holds another process, keeps
+// what it had.
+void ReloadProcesses(const std::vector<size_t>& which, const LoadOptions& options, Inputs* inputs);
+
 // Re-reads records from the files LoadInputs read (with the same read
 // function), for JobIndex::set_record_source. Keeps the last file read, so
 // several ops of one file cost one read.

@@ -28,6 +28,9 @@ struct TimelineOptions {
 bool ParseRankRanges(std::string_view text, std::vector<std::pair<int64_t, int64_t>>* ranges,
                      std::string* error);
 
+// The processes (indices into index.processes()) `options` draws.
+std::vector<size_t> DrawnProcesses(const analysis::JobIndex& index, const TimelineOptions& options);
+
 // Streams the trace to `sink` in chunks of about a MiB, so memory does not
 // grow with the trace. Returns false as soon as the sink does.
 using TextSink = std::function<bool(std::string_view)>;

@@ -316,6 +316,15 @@ bool ParseRankRanges(std::string_view text, std::vector<std::pair<int64_t, int64
   return true;
 }
 
+std::vector<size_t> DrawnProcesses(const JobIndex& index, const TimelineOptions& options) {
+  const std::vector<char> on = Selected(TracePids(index), options);
+  std::vector<size_t> out;
+  for (size_t p = 0; p < on.size(); ++p) {
+    if (on[p]) out.push_back(p);
+  }
+  return out;
+}
+
 bool WriteTimeline(const JobIndex& index, const analysis::JobProgress& progress,
                    const TimelineOptions& options, const TextSink& sink) {
   return TraceWriter(index, progress, options, sink).Write();

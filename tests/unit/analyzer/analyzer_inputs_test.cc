@@ -112,6 +112,51 @@ TEST_F(InputsTest, RingIsUsedWhenThereIsNoDump) {
   EXPECT_FALSE(in.processes[0].is_dump);
 }
 
+// A process with one comm of `n` done collectives, enqueued 1 us apart.
+ProcessSnapshot WithRecords(ProcessSnapshot s, uint64_t n) {
+  CommSnapshot c;
+  c.comm_id = 7;
+  c.nranks = 1;
+  c.rank = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    OpRecord r;
+    r.slot_seq = i;
+    r.op_index = i;
+    r.state = format::kOpDone;
+    r.t_enqueue_ns = 1000 + i * 1000;
+    c.records.push_back(r);
+  }
+  c.head = c.coll_count = n;
+  s.comms.push_back(std::move(c));
+  return s;
+}
+
+TEST_F(InputsTest, ReloadGivesTheChosenFilesTheWholeBudget) {
+  std::map<std::string, ReadResult> results;
+  for (const char* name : {"a.ring", "b.ring", "c.ring"}) {
+    const std::string p = Write(name, true);
+    results[p] = {
+        true,
+        WithRecords(Snap(p, "h", 1 + static_cast<int>(results.size()), "job", false, 0), 1000), ""};
+  }
+  LoadOptions options;
+  options.read = [&results](const std::string& p) { return results.at(p); };
+  options.record_budget_bytes = 600 * sizeof(OpRecord);  // 200 each: the floor, 256, applies
+  Inputs in = LoadInputs({dir_.string()}, options);
+  ASSERT_EQ(in.processes.size(), 3u);
+  for (const ProcessSnapshot& p : in.processes) EXPECT_EQ(p.comms[0].records.size(), 256u);
+
+  // c's file now holds another process: it keeps what it had.
+  results[in.processes[2].path].snapshot.pid = 99;
+  ReloadProcesses({0, 2}, options, &in);
+  EXPECT_EQ(in.processes[0].comms[0].records.size(), 300u);  // 600 shared by 2
+  EXPECT_EQ(in.processes[0].comms[0].records.back().op_index, 999u);
+  EXPECT_EQ(in.processes[0].comms[0].trimmed, 700u);
+  EXPECT_EQ(in.processes[1].comms[0].records.size(), 256u);
+  EXPECT_EQ(in.processes[2].pid, 3);
+  EXPECT_EQ(in.processes[2].comms[0].records.size(), 256u);
+}
+
 }  // namespace
 }  // namespace analysis
 }  // namespace flightrec

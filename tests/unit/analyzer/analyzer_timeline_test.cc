@@ -144,6 +144,10 @@ TEST(TimelineTest, RanksDrawOnlyThoseRanksAndTheFlowsBetweenThem) {
   EXPECT_GT(starts, 0);  // world and dp1 hold both ranks
   EXPECT_EQ(starts, finishes);
   EXPECT_EQ(stuck, 1);  // rank 4; rank 5, the culprit, is outside NCCL
+  const std::vector<size_t> drawn = report::DrawnProcesses(t.job.index, options);
+  ASSERT_EQ(drawn.size(), 2u);
+  EXPECT_EQ(t.job.procs[drawn[0]].pid, 4004);
+  EXPECT_EQ(t.job.procs[drawn[1]].pid, 4005);
 }
 
 TEST(TimelineTest, RankRangesParseOrSayWhatIsWrong) {
