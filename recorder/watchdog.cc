@@ -181,10 +181,13 @@ void Watchdog::ScanRegion(uint32_t r, uint64_t now) {
       continue;
     }
     if (commit != c.next + 1) return;  // claim in progress: next poll
-    // Graph-captured ops run at replay time (or never), not after enqueue:
-    // their age says nothing about a hang.
-    if (LoadRelaxed(&rec->state) == format::kOpDone ||
-        (LoadRelaxed(&rec->flags) & format::kFlagGraphCaptured) != 0) {
+    // Graph-captured ops are judged like eager ones: where completion is
+    // reported (KernelCh, or network proxy ops) NCCL starts a replayed op's
+    // Coll/P2p event when the stream reaches it, every replay, so its
+    // enqueue time is the replay's (profiler-api.md c.9). Only plans with
+    // no proxy ops are recorded once at capture, and those comms report no
+    // completion, so the check below leaves them alone.
+    if (LoadRelaxed(&rec->state) == format::kOpDone) {
       ++c.next;
       continue;
     }

@@ -40,7 +40,8 @@ int PrintSchedule(const emu::Options& o) {
   emu::Topology topo(o.ranks, o.tp, o.ranks_per_node, o.job_id);
   int rank = o.rank < 0 ? 0 : o.rank;
   nlohmann::json j;
-  for (const auto& [comm, recs] : emu::ExpectedRecords(o.seed, o.ops, topo, rank)) {
+  for (const auto& [comm, recs] :
+       emu::ExpectedRecords(o.seed, o.ops, topo, rank, o.graph_replays)) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& r : recs) {
       arr.push_back(

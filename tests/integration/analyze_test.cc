@@ -351,6 +351,36 @@ TEST_P(AnalyzeAcceptance, GpuHangIsAllStuck) {
   EXPECT_TRUE(run.report["culprits"].empty()) << Describe(run);
 }
 
+// 5b. Both hangs inside CUDA-graph replays (profiler-api.md c.9): a replayed
+// op's Group/Coll events come from the stream's host callback, parented by
+// the capture's long-stopped API handles. The verdicts must not change.
+std::string GraphArgs(const Layout& l) {
+  return "--ranks " + std::to_string(l.ranks) + " --tp " + std::to_string(l.tp) +
+         " --ranks-per-node 8 --ops 16 --graph-replays 60 --step-us 20 --until-dumps " +
+         std::to_string(l.ranks) + " --hang-timeout-s 20 ";
+}
+
+TEST_P(AnalyzeAcceptance, StuckBeforeAGraphReplayIsTheOnlyCulprit) {
+  const Fault f{L().stuck.rank, 16 + 8 * 20 + L().stuck.op % 8};
+  EmuJob job = Run("graph-stuck", GraphArgs(L()) + Spec("stuck", f), 4);
+  AnalyzeRun run = Analyze({job.ring_dir});
+  ExpectHang(run);
+  ExpectCulprit(run, f.rank);
+  const auto& top = run.report["findings"][0];
+  EXPECT_EQ(top.value("kind", ""), "lagging_rank") << Describe(run);
+  EXPECT_EQ(top["details"][0].value("where", ""), "outside_nccl") << Describe(run);
+}
+
+TEST_P(AnalyzeAcceptance, GpuHangInAGraphReplayIsAllStuck) {
+  const Fault f{L().gpu_hang.rank, 16 + 8 * 25 + L().gpu_hang.op % 8};
+  EmuJob job = Run("graph-gpu-hang", GraphArgs(L()) + Spec("gpu-hang", f), 4);
+  AnalyzeRun run = Analyze({job.ring_dir});
+  ExpectHang(run);
+  EXPECT_EQ(run.report["findings"][0].value("kind", ""), "all_stuck") << Describe(run);
+  EXPECT_TRUE(FindingsOf(run.report, "lagging_rank").empty()) << Describe(run);
+  EXPECT_TRUE(run.report["culprits"].empty()) << Describe(run);
+}
+
 // 6. Rank R sleeps before every op of a run that completes: slow, R the top
 // straggler, no hang finding.
 TEST_P(AnalyzeAcceptance, SlowRankIsTheTopStraggler) {

@@ -43,8 +43,11 @@ std::vector<RankRings> ReadRings(const EmuJob& job) {
 }
 
 // Compares one rank's ring against the schedule; `gpu_timers` says whether
-// KernelCh carries %globaltimer values (v4+).
-void ExpectRanksRecords(const EmuJob& job, int64_t ops, bool gpu_timers) {
+// KernelCh carries %globaltimer values (v4+). After `ops` eager ops come
+// `graph_replays` replays of a captured period (profiler-api.md c.9): each
+// replay is its own record, marked graph-captured, whose API call is the
+// capture's (the same time in every replay, before the replay's enqueue).
+void ExpectRanksRecords(const EmuJob& job, int64_t ops, bool gpu_timers, int graph_replays = 0) {
   ASSERT_EQ(job.status, 0) << job.summary.dump(1) << "\nstderr:\n" << job.stderr_text;
   std::string job_id = job.summary["job_id"];
   emu::Topology topo(kRanks, kTp, 4, job_id);
@@ -52,7 +55,8 @@ void ExpectRanksRecords(const EmuJob& job, int64_t ops, bool gpu_timers) {
   ASSERT_EQ(rings.size(), static_cast<size_t>(kRanks)) << "one ring per rank in " << job.ring_dir;
   for (const RankRings& rr : rings) {
     ASSERT_TRUE(rr.view.ok) << rr.view.error;
-    auto expected = emu::ExpectedRecords(1, ops, topo, rr.rank);
+    auto expected = emu::ExpectedRecords(1, ops, topo, rr.rank, graph_replays);
+    auto eager = emu::ExpectedRecords(1, ops, topo, rr.rank);
     for (emu::CommKind kind : {emu::CommKind::kWorld, emu::CommKind::kTp, emu::CommKind::kDp}) {
       emu::CommInfo info = topo.CommOf(kind, rr.rank);
       const CommView* c = rr.view.Comm(info.comm_hash);
@@ -61,6 +65,8 @@ void ExpectRanksRecords(const EmuJob& job, int64_t ops, bool gpu_timers) {
       const std::vector<ExpectedRecord>& want = expected[info.name];
       ASSERT_EQ(c->records.size(), want.size()) << "rank " << rr.rank << " comm " << info.name;
       EXPECT_EQ(c->torn, 0u);
+      const size_t n_eager = eager[info.name].size();
+      const size_t per_replay = graph_replays > 0 ? (want.size() - n_eager) / graph_replays : 0;
       EXPECT_EQ(c->rank, info.my_rank);
       for (size_t k = 0; k < want.size(); ++k) {
         const RecView& got = c->records[k];
@@ -79,6 +85,14 @@ void ExpectRanksRecords(const EmuJob& job, int64_t ops, bool gpu_timers) {
           ASSERT_EQ(got.seq, w.nccl_seq);
         }
         ASSERT_EQ(got.state, "done");
+        ASSERT_EQ(got.graph, k >= n_eager);
+        if (got.graph) {
+          ASSERT_NE(got.t_api_ns, 0u);
+          ASSERT_LT(got.t_api_ns, got.t_enqueue_ns);
+          if (k >= n_eager + per_replay) {
+            ASSERT_EQ(got.t_api_ns, c->records[k - per_replay].t_api_ns);
+          }
+        }
         if (gpu_timers) {
           ASSERT_NE(got.gpu_start_raw, 0u);
           ASSERT_LE(got.gpu_start_raw, got.gpu_end_raw);
@@ -97,6 +111,42 @@ TEST(PluginRecords, EightRanks2000OpsApiV5MatchTheSchedule) {
                       "--ranks 8 --tp 4 --ranks-per-node 4 --ops 2000 --step-us 5 "
                       "--nccl-version 2.28.9 --hang-timeout-s 30");
   ExpectRanksRecords(job, 2000, /*gpu_timers=*/true);
+}
+
+TEST(PluginRecords, EveryGraphReplayIsRecordedWithTheCaptureAsItsApiCall) {
+  EmuJob job = RunEmu("records-graph",
+                      "--ranks 8 --tp 4 --ranks-per-node 4 --ops 16 --graph-replays 40 "
+                      "--step-us 5 --nccl-version 2.28.9 --hang-timeout-s 30");
+  ExpectRanksRecords(job, 16, /*gpu_timers=*/true, /*graph_replays=*/40);
+}
+
+// Without KernelCh (and on one node, so no network proxy ops) a captured
+// plan has no proxy ops: NCCL runs its Group/Coll events once, at capture,
+// and its replays execute without any (c.9). One record per captured call.
+TEST(PluginRecords, WithoutKernelChACapturedPlanIsRecordedOnceAtCapture) {
+  const int mask = 2 | 4 | (1 << 9) | (1 << 10);  // Coll, P2p, CollApi, P2pApi
+  EmuJob job = RunEmu("records-graph-nokch",
+                      "--ranks 8 --tp 4 --ranks-per-node 8 --ops 16 --graph-replays 20 "
+                      "--step-us 5 --nccl-version 2.28.9 --hang-timeout-s 30",
+                      {{"NCCL_FLIGHTREC_EVENT_MASK", std::to_string(mask)}});
+  ASSERT_EQ(job.status, 0) << job.summary.dump(1) << "\nstderr:\n" << job.stderr_text;
+  EXPECT_EQ(job.summary["ranks"][0]["ops_completed"], 16 + 8 * 20);
+  emu::Topology topo(kRanks, kTp, 8, job.summary["job_id"].get<std::string>());
+  for (const RankRings& rr : ReadRings(job)) {
+    ASSERT_TRUE(rr.view.ok) << rr.view.error;
+    auto once = emu::ExpectedRecords(1, 16, topo, rr.rank, /*graph_replays=*/1);
+    auto eager = emu::ExpectedRecords(1, 16, topo, rr.rank);
+    for (emu::CommKind kind : {emu::CommKind::kWorld, emu::CommKind::kTp, emu::CommKind::kDp}) {
+      const emu::CommInfo info = topo.CommOf(kind, rr.rank);
+      const CommView* c = rr.view.Comm(info.comm_hash);
+      ASSERT_NE(c, nullptr);
+      ASSERT_EQ(c->records.size(), once[info.name].size())
+          << "rank " << rr.rank << " " << info.name;
+      for (size_t k = 0; k < c->records.size(); ++k) {
+        EXPECT_EQ(c->records[k].graph, k >= eager[info.name].size()) << info.name << " " << k;
+      }
+    }
+  }
 }
 
 struct ApiCase {

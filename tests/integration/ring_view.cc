@@ -128,6 +128,9 @@ FileView FromShowJson(const std::string& path, const std::string& cli) {
       rv.gpu_end_ns = U64(r["gpu_end_ns"]);
       rv.gpu_start_raw = U64(r["gpu_start_raw"]);
       rv.gpu_end_raw = U64(r["gpu_end_raw"]);
+      for (const auto& f : r["flags"]) rv.graph = rv.graph || f == "graph";
+      rv.t_api_ns = U64(r["t_api_ns"]);
+      rv.t_enqueue_ns = U64(r["t_enqueue_ns"]);
       cv.records.push_back(rv);
     }
     v.comms.push_back(cv);
@@ -173,6 +176,9 @@ FileView FromReader(const std::string& path) {
       rv.gpu_end_ns = o.gpu_end_ns;
       rv.gpu_start_raw = o.gpu_start_raw;
       rv.gpu_end_raw = o.gpu_end_raw;
+      rv.graph = (o.flags & format::kFlagGraphCaptured) != 0;
+      rv.t_api_ns = o.t_api_ns;
+      rv.t_enqueue_ns = o.t_enqueue_ns;
       cv.records.push_back(rv);
     }
     v.comms.push_back(cv);

@@ -21,6 +21,8 @@ struct RecView {
   int root_or_peer = 0;
   bool p2p = false;
   uint64_t gpu_start_ns = 0, gpu_end_ns = 0, gpu_start_raw = 0, gpu_end_raw = 0;
+  bool graph = false;  // the op's API call was graph-captured
+  uint64_t t_api_ns = 0, t_enqueue_ns = 0;
 };
 
 struct CommView {

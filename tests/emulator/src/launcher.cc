@@ -151,6 +151,7 @@ nlohmann::json Summary(const Options& o, const std::vector<RankProc>& procs, con
   j["nccl_version"] = o.nccl_version.ToString();
   j["api_forced"] = o.api;
   j["ops"] = o.ops;
+  j["graph_replays"] = o.graph_replays;
   j["tp"] = o.tp;
   j["ranks_per_node"] = o.ranks_per_node;
   nlohmann::json ranks = nlohmann::json::array();

@@ -85,15 +85,24 @@ bool Validate(Options* o, std::string* error) {
     *error = "--ops must be >= 0";
     return false;
   }
-  if (o->graph_replays > 0) {
-    // TODO(E): CUDA-graph capture/replay (profiler-api.md c.9) is not emulated yet.
-    *error = "--graph-replays is not implemented yet";
+  // The graph is one pattern period, so replays must start at its first op.
+  if (o->graph_replays > 0 && o->ops % kPeriod != 0) {
+    *error = "--graph-replays needs --ops to be a multiple of " + std::to_string(kPeriod) +
+             " (replays start at the pattern's first op)";
     return false;
   }
   for (const Fault& f : o->faults) {
     if (f.rank < 0 || f.rank >= o->ranks) {
       *error = "--fault: rank " + std::to_string(f.rank) + " is not in 0.." +
                std::to_string(o->ranks - 1);
+      return false;
+    }
+    // A replay runs the captured ops as captured: none can be left out or
+    // called differently.
+    const bool replayed = f.op >= o->ops && f.kind != FaultKind::kSlow;
+    if (replayed && (f.kind == FaultKind::kSkip || f.kind == FaultKind::kMismatch)) {
+      *error = "--fault: op " + std::to_string(f.op) +
+               " is a CUDA-graph replay (op >= --ops); a replay cannot skip or change one op";
       return false;
     }
     // A Send/Recv has no collective function to change (and turning a Send
@@ -248,7 +257,9 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
   --api N               force ncclProfiler_vN (default: newest the NCCL version looks up)
   --nccl-version X.Y.Z  emulated NCCL release, 2.23.0 .. 2.31 or 'master' [2.28.9]
   --grouped-init        init the communicators concurrently on separate threads
-  --graph-replays R     capture the first pattern period in a CUDA graph, replay it R times
+  --graph-replays R     after the --ops eager ops, capture one pattern period (ops 0..7) in a
+                        CUDA graph and replay it R times (op numbers --ops .. --ops+8R-1);
+                        stuck/kill/slow before a replayed op hold that whole graph launch
   --seed S              schedule seed (counts, channels) [1]
   --job-dir DIR         coordination file and default dirs [new dir under $TMPDIR]
   --job-id ID           job id (commHash input, NCCL_FLIGHTREC_JOB_ID when unset)

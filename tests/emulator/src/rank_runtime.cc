@@ -129,7 +129,8 @@ void RankRuntime::WaitInFlight(uint64_t limit) {
 }
 
 void RankRuntime::EmitApiEvents(const Op& op, CommState* c, int mask,
-                                std::vector<void*>* api_handles, void** group_api) {
+                                std::vector<void*>* api_handles, void** group_api,
+                                bool graph_captured) {
   const ProfilerShim* s = c->shim;
   api_handles->assign(op.calls.size(), nullptr);
   *group_api = nullptr;
@@ -142,6 +143,7 @@ void RankRuntime::EmitApiEvents(const Op& op, CommState* c, int mask,
     EventDesc g;
     g.type = Ev::kGroupApi;
     g.group_depth = op.grouped ? 2 : 1;
+    g.graph_captured = graph_captured;
     s->Start(c->ctx, group_api, g);
     StateArgs none;
     none.null_args = true;
@@ -154,6 +156,7 @@ void RankRuntime::EmitApiEvents(const Op& op, CommState* c, int mask,
     EventDesc d;
     d.type = coll ? Ev::kCollApi : Ev::kP2pApi;
     d.parent = *group_api;
+    d.graph_captured = graph_captured;
     d.func = call.func;
     d.count = call.count;  // the user's count and type (c.2)
     d.datatype = call.datatype;
@@ -170,28 +173,32 @@ void RankRuntime::EmitApiEvents(const Op& op, CommState* c, int mask,
   }
 }
 
-void RankRuntime::EmitLaunch(const Op& op, CommState* c, int mask,
-                             const std::vector<void*>& api_handles, void* group_api,
-                             std::shared_ptr<Launch> launch) {
+void RankRuntime::EmitKernelLaunch(CommState* c, int mask, void* group_api) {
   const ProfilerShim* s = TableLive() ? c->shim : nullptr;
-  const CommInfo& info = c->info;
-  // 7a: KernelLaunch around cuLaunchKernelEx; the GPU may start right away.
+  if (s == nullptr || s->native_api() < 5 || !(mask & abi::kProfileKernelLaunch)) return;
   void* kl = nullptr;
-  if (s != nullptr && s->native_api() >= 5 && (mask & abi::kProfileKernelLaunch)) {
-    EventDesc d;
-    d.type = Ev::kKernelLaunch;
-    d.parent = group_api;
-    d.stream = StreamOf(opts_.rank);
-    s->Start(c->ctx, &kl, d);
-    if (kl != nullptr) s->Stop(kl);
-  }
+  EventDesc d;
+  d.type = Ev::kKernelLaunch;
+  d.parent = group_api;
+  d.stream = StreamOf(opts_.rank);
+  s->Start(c->ctx, &kl, d);
+  if (kl != nullptr) s->Stop(kl);
+}
+
+void RankRuntime::Enqueue(std::shared_ptr<Launch> launch) {
   {
     std::lock_guard<std::mutex> lock(stream_mu_);
     ++launched_;
-    stream_queue_.push_back(launch);
+    stream_queue_.push_back(std::move(launch));
   }
   stream_cv_.notify_all();
-  // 7b: hostStreamPlanTask: Group, then Coll/P2p starts in launch order.
+}
+
+void RankRuntime::EmitPlanTask(const Op& op, CommState* c, int mask,
+                               const std::vector<void*>& api_handles, Launch* launch, SeqRule rule,
+                               bool post) {
+  const ProfilerShim* s = TableLive() ? c->shim : nullptr;
+  const CommInfo& info = c->info;
   void* group = nullptr;
   if (s != nullptr && (mask & kGateGroup)) {
     EventDesc g;
@@ -200,17 +207,18 @@ void RankRuntime::EmitLaunch(const Op& op, CommState* c, int mask,
   }
   RankSlot* slot = coord_->rank(opts_.rank);
   int kind = static_cast<int>(info.kind);
-  for (auto& t : launch->tasks) {
+  for (size_t k = 0; k < launch->tasks.size(); ++k) {
+    Task* t = launch->tasks[k].get();
     const Call& call = t->call;
     bool coll = IsColl(call);
+    void* api = k < api_handles.size() ? api_handles[k] : nullptr;
     uint64_t seq = coll ? c->seq.Peek(call.func) : 0;
     bool gated = (mask & (coll ? kDescendantsOfColl : kGateP2p)) != 0;
     if (s != nullptr && gated &&
         (s->native_api() >= 5 || !CollNeedsGroupHandle(opts_.nccl_version) || group != nullptr)) {
       EventDesc d;
       d.type = coll ? Ev::kColl : Ev::kP2p;
-      size_t k = static_cast<size_t>(&t - &launch->tasks[0]);
-      d.parent = k < api_handles.size() ? api_handles[k] : nullptr;
+      d.parent = api;  // c.9: at a replay, the CollApi handle of the capture
       d.parent_group = group;
       d.rank = info.my_rank;
       d.func = call.func;
@@ -234,19 +242,80 @@ void RankRuntime::EmitLaunch(const Op& op, CommState* c, int mask,
         __atomic_fetch_add(&slot->records_begun[kind], 1, __ATOMIC_RELEASE);
       }
     }
-    // d: advanced after the Coll start; before 2.26 only when accepted.
-    if (coll && (t->handle != nullptr || SeqAdvancesWithoutPlugin(opts_.nccl_version))) {
-      c->seq.Advance(call.func);
-    }
+    // d: advanced after the Coll start; before 2.26 only when accepted. A
+    // persistent (graph) plan counts only with a plugin, a Group or CollApi
+    // handle and KernelCh in the task's mask, and then on every replay.
+    bool advance = rule == SeqRule::kEager
+                       ? t->handle != nullptr || SeqAdvancesWithoutPlugin(opts_.nccl_version)
+                       : s != nullptr && (group != nullptr || api != nullptr) &&
+                             (t->mask & abi::kProfileKernelCh) != 0;
+    if (coll && advance) c->seq.Advance(call.func);
   }
   for (auto& t : launch->tasks) {
-    if (s != nullptr) Post(c, t);  // proxy ops posted before the task stops
+    if (s != nullptr && post) Post(c, t);  // proxy ops posted before the task stops
   }
   for (auto& t : launch->tasks) {
     if (s != nullptr && t->handle != nullptr) s->Stop(t->handle);
   }
   if (s != nullptr && group != nullptr) s->Stop(group);
+}
+
+void RankRuntime::EmitLaunch(const Op& op, CommState* c, int mask,
+                             const std::vector<void*>& api_handles, void* group_api,
+                             std::shared_ptr<Launch> launch) {
+  // 7a: KernelLaunch around cuLaunchKernelEx; the GPU may start right away.
+  EmitKernelLaunch(c, mask, group_api);
+  Launch* l = launch.get();
+  Enqueue(std::move(launch));
+  // 7b: hostStreamPlanTask: Group, then Coll/P2p starts in launch order.
+  EmitPlanTask(op, c, mask, api_handles, l, SeqRule::kEager, /*post=*/true);
+  const ProfilerShim* s = TableLive() ? c->shim : nullptr;
   if (s != nullptr && group_api != nullptr) s->Stop(group_api);
+}
+
+Op RankRuntime::Visible(const Op& op, const CommState& c) const {
+  // c.10: collectives on one-rank comms produce no events at all.
+  if (c.info.nranks != 1) return op;
+  Op visible = op;
+  visible.calls.clear();
+  for (const Call& call : op.calls) {
+    if (call.is_p2p()) visible.calls.push_back(call);
+  }
+  return visible;
+}
+
+std::shared_ptr<Launch> RankRuntime::MakeLaunch(const Op& visible, const std::vector<int>& order,
+                                                CommState* c, int mask, int64_t i,
+                                                uint64_t* enqueued) {
+  auto launch = std::make_shared<Launch>();
+  launch->comm_local = static_cast<int>(visible.comm);
+  launch->comm_global = c->info.global_index;
+  launch->my_member = c->info.my_rank;
+  launch->members = c->info.nranks;
+  *enqueued = ++c->launches;
+  launch->p2p =
+      !visible.calls.empty() && std::all_of(visible.calls.begin(), visible.calls.end(),
+                                            [](const Call& call) { return call.is_p2p(); });
+  launch->launch_index = launch->p2p ? c->p2p_launches++ : c->coll_launches++;
+  if (launch->p2p) {
+    for (const Call& call : visible.calls) {
+      if (std::find(launch->peers.begin(), launch->peers.end(), call.peer) == launch->peers.end()) {
+        launch->peers.push_back(call.peer);
+      }
+    }
+  }
+  launch->op = i;
+  launch->gpu_hang = opts_.FindFault(FaultKind::kGpuHang, opts_.rank, i) != nullptr;
+  for (int k : order) {
+    auto t = std::make_shared<Task>();
+    t->call = visible.calls[k];
+    t->mask = mask;
+    t->network = c->info.nnodes > 1;
+    t->send_peer = (c->info.my_rank + 1) % c->info.nranks;
+    t->recv_peer = (c->info.my_rank + c->info.nranks - 1) % c->info.nranks;
+    launch->tasks.push_back(t);
+  }
+  return launch;
 }
 
 void RankRuntime::RunOp(int64_t i) {
@@ -262,49 +331,15 @@ void RankRuntime::RunOp(int64_t i) {
   CommState* c = &comms_[static_cast<int>(op.comm)];
   // a.5: the mask in effect when the API call is made applies to the task.
   int mask = __atomic_load_n(&mask_, __ATOMIC_RELAXED);
-  // c.10: collectives on one-rank comms produce no events at all.
-  bool one_rank = c->info.nranks == 1;
-  Op visible = op;
-  if (one_rank) {
-    visible.calls.clear();
-    for (const Call& call : op.calls) {
-      if (call.is_p2p()) visible.calls.push_back(call);
-    }
-  }
+  const Op visible = Visible(op, *c);
   std::vector<void*> api_handles;
   void* group_api = nullptr;
-  EmitApiEvents(visible, c, mask, &api_handles, &group_api);
-
-  auto launch = std::make_shared<Launch>();
-  launch->comm_local = static_cast<int>(op.comm);
-  launch->comm_global = c->info.global_index;
-  launch->my_member = c->info.my_rank;
-  launch->members = c->info.nranks;
-  const uint64_t enqueued = ++c->launches;
-  launch->p2p =
-      !visible.calls.empty() && std::all_of(visible.calls.begin(), visible.calls.end(),
-                                            [](const Call& call) { return call.is_p2p(); });
-  launch->launch_index = launch->p2p ? c->p2p_launches++ : c->coll_launches++;
-  if (launch->p2p) {
-    for (const Call& call : visible.calls) {
-      if (std::find(launch->peers.begin(), launch->peers.end(), call.peer) == launch->peers.end()) {
-        launch->peers.push_back(call.peer);
-      }
-    }
-  }
-  launch->op = i;
-  launch->gpu_hang = opts_.FindFault(FaultKind::kGpuHang, opts_.rank, i) != nullptr;
+  EmitApiEvents(visible, c, mask, &api_handles, &group_api, /*graph_captured=*/false);
+  const std::vector<int> order = LaunchOrder(visible);
+  uint64_t enqueued = 0;
+  std::shared_ptr<Launch> launch = MakeLaunch(visible, order, c, mask, i, &enqueued);
   std::vector<void*> ordered_api;
-  for (int k : LaunchOrder(visible)) {
-    auto t = std::make_shared<Task>();
-    t->call = visible.calls[k];
-    t->mask = mask;
-    t->network = c->info.nnodes > 1;
-    t->send_peer = (c->info.my_rank + 1) % c->info.nranks;
-    t->recv_peer = (c->info.my_rank + c->info.nranks - 1) % c->info.nranks;
-    launch->tasks.push_back(t);
-    ordered_api.push_back(api_handles[k]);
-  }
+  for (int k : order) ordered_api.push_back(api_handles[k]);
   WaitInFlight(kMaxInFlight);
   if (i == opts_.mark_op) coord_->rank(opts_.rank)->mark_wall_ns = WallNs();
   coord_->Publish(launch->comm_global, coord_->enqueued(launch->comm_global, launch->my_member),
@@ -312,6 +347,71 @@ void RankRuntime::RunOp(int64_t i) {
   EmitLaunch(visible, c, mask, ordered_api, group_api, launch);
   __atomic_store_n(&coord_->rank(opts_.rank)->ops_enqueued, static_cast<uint64_t>(i + 1),
                    __ATOMIC_RELEASE);
+}
+
+// c.9, capture: the API events and KernelLaunch fire once, marked
+// graphCaptured, on the capturing (user) thread; KernelLaunch then means
+// "recorded". A plan with proxy ops (the comm spans nodes, or KernelCh is in
+// the mask) defers Group/Coll/P2p and the proxy posts to a host callback that
+// runs at every replay; one without runs them now, once, and nothing at
+// replay.
+void RankRuntime::CaptureGraph() {
+  for (int k = 0; k < kPeriod; ++k) {
+    const Op op = GraphOp(opts_.seed, opts_.ops + k, topo_, opts_.rank);
+    CommState* c = &comms_[static_cast<int>(op.comm)];
+    CapturedOp& cap = captured_[k];
+    cap.op = Visible(op, *c);
+    cap.mask = __atomic_load_n(&mask_, __ATOMIC_RELAXED);
+    cap.order = LaunchOrder(cap.op);
+    std::vector<void*> api_handles;
+    void* group_api = nullptr;
+    EmitApiEvents(cap.op, c, cap.mask, &api_handles, &group_api, /*graph_captured=*/true);
+    for (int idx : cap.order) cap.api_handles.push_back(api_handles[idx]);
+    EmitKernelLaunch(c, cap.mask, group_api);
+    cap.host_callback = c->info.nnodes > 1 || (cap.mask & abi::kProfileKernelCh) != 0;
+    if (!cap.host_callback) {
+      uint64_t unused = 0;
+      CommState scratch_counters;  // a capture launches nothing: no launch counters move
+      scratch_counters.info = c->info;
+      std::shared_ptr<Launch> once =
+          MakeLaunch(cap.op, cap.order, &scratch_counters, cap.mask, op.index, &unused);
+      EmitPlanTask(cap.op, c, cap.mask, cap.api_handles, once.get(), SeqRule::kPersistent,
+                   /*post=*/false);
+    }
+    const ProfilerShim* s = TableLive() ? c->shim : nullptr;
+    if (s != nullptr && group_api != nullptr) s->Stop(group_api);
+  }
+}
+
+// One cudaGraphLaunch: the replay's kPeriod launches enqueued at once, no
+// profiler event on this thread (the host callbacks fire on the stream).
+void RankRuntime::LaunchReplay(int64_t first) {
+  for (int k = 0; k < kPeriod; ++k) ApplyBeforeOpFaults(first + k);
+  WaitInFlight(kMaxInFlight);
+  for (int k = 0; k < kPeriod; ++k) {
+    const int64_t i = first + k;
+    const CapturedOp& cap = captured_[k];
+    CommState* c = &comms_[static_cast<int>(cap.op.comm)];
+    uint64_t enqueued = 0;
+    std::shared_ptr<Launch> launch = MakeLaunch(cap.op, cap.order, c, cap.mask, i, &enqueued);
+    launch->captured = &cap;
+    if (i == opts_.mark_op) coord_->rank(opts_.rank)->mark_wall_ns = WallNs();
+    coord_->Publish(launch->comm_global, coord_->enqueued(launch->comm_global, launch->my_member),
+                    enqueued);
+    Enqueue(std::move(launch));
+    __atomic_store_n(&coord_->rank(opts_.rank)->ops_enqueued, static_cast<uint64_t>(i + 1),
+                     __ATOMIC_RELEASE);
+  }
+}
+
+// c.9, replay: hostStreamPlanTask as a CUDA host function, run when the
+// stream reaches the launch, before its kernel: here on the stream thread,
+// never the user thread. Coll/P2p parents are the capture's API handles,
+// long stopped.
+void RankRuntime::ReplayHostCallback(Launch* l) {
+  const CapturedOp& cap = *l->captured;
+  EmitPlanTask(cap.op, &comms_[l->comm_local], cap.mask, cap.api_handles, l, SeqRule::kPersistent,
+               /*post=*/true);
 }
 
 int RankRuntime::Run() {
@@ -331,6 +431,10 @@ int RankRuntime::Run() {
   __atomic_store_n(&slot->state, kRankRunning, __ATOMIC_RELEASE);
 
   for (int64_t i = 0; i < opts_.ops; ++i) RunOp(i);
+  if (opts_.graph_replays > 0) {
+    CaptureGraph();
+    for (int r = 0; r < opts_.graph_replays; ++r) LaunchReplay(opts_.ops + int64_t{kPeriod} * r);
+  }
 
   WaitInFlight(1);  // the final stream sync
   {
@@ -366,6 +470,7 @@ void RankRuntime::StreamLoop() {
       l = stream_queue_.front();
       stream_queue_.pop_front();
     }
+    if (l->captured != nullptr && l->captured->host_callback) ReplayHostCallback(l.get());
     ExecuteLaunch(*l);
     {
       std::lock_guard<std::mutex> lock(stream_mu_);

@@ -49,10 +49,26 @@ class RankRuntime {
   bool TableLive() const;
   void RunOp(int64_t i);
   void ApplyBeforeOpFaults(int64_t i);
+  // How a plan's Coll events advance seqNumber (profiler-api.md d).
+  enum class SeqRule { kEager, kPersistent };
+
   void EmitApiEvents(const Op& op, CommState* c, int mask, std::vector<void*>* api_handles,
-                     void** group_api);
+                     void** group_api, bool graph_captured);
+  void EmitKernelLaunch(CommState* c, int mask, void* group_api);
+  void Enqueue(std::shared_ptr<Launch> launch);
+  // hostStreamPlanTask: Group, Coll/P2p starts in launch order, proxy posts
+  // (when `post`), Coll/P2p stops, Group stop.
+  void EmitPlanTask(const Op& op, CommState* c, int mask, const std::vector<void*>& api_handles,
+                    Launch* launch, SeqRule rule, bool post);
   void EmitLaunch(const Op& op, CommState* c, int mask, const std::vector<void*>& api_handles,
                   void* group_api, std::shared_ptr<Launch> launch);
+  Op Visible(const Op& op, const CommState& c) const;
+  std::shared_ptr<Launch> MakeLaunch(const Op& visible, const std::vector<int>& order, CommState* c,
+                                     int mask, int64_t i, uint64_t* enqueued);
+  // --graph-replays (profiler-api.md c.9).
+  void CaptureGraph();
+  void LaunchReplay(int64_t first);
+  void ReplayHostCallback(Launch* l);
   void WaitInFlight(uint64_t limit);
 
   // GPU stream thread.
@@ -76,6 +92,7 @@ class RankRuntime {
   int mask_ = 0;  // NCCL's process-global ncclProfilerEventMask (a.5)
   int64_t gpu_offset_ns_ = 0;
   std::array<CommState, kCommsPerRank> comms_;
+  std::array<CapturedOp, kPeriod> captured_;
   volatile bool stop_ = false;  // set only to unblock joins on teardown
 
   std::thread stream_;

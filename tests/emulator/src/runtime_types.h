@@ -43,6 +43,16 @@ struct Task {
 
 constexpr int kStepsPerOp = 2;
 
+// One NCCL plan captured in a CUDA graph (profiler-api.md c.9): what every
+// replay reuses. Written by the user thread at capture, read-only after.
+struct CapturedOp {
+  Op op;                           // visible calls, API order (index: first replay's op)
+  std::vector<int> order;          // launch order, indices into op.calls
+  std::vector<void*> api_handles;  // capture-time CollApi/P2pApi handles, launch order
+  int mask = 0;                    // activation mask snapshot of the capture (a.5)
+  bool host_callback = false;      // plan has proxy ops: its events fire on every replay
+};
+
 // One kernel launch (NCCL plan) on one communicator.
 struct Launch {
   int comm_local = 0;   // CommKind index in the rank's comm table
@@ -54,6 +64,7 @@ struct Launch {
   std::vector<int> peers;     // p2p: comm ranks it sends to or receives from
   int64_t op = 0;
   bool gpu_hang = false;
+  const CapturedOp* captured = nullptr;  // a graph replay's plan, else nullptr
   std::vector<std::shared_ptr<Task>> tasks;
 };
 

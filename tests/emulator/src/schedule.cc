@@ -183,14 +183,25 @@ void SeqCounters::Advance(uint8_t func) {
   if (s >= 0) ++next_[s];
 }
 
+Op GraphOp(uint64_t seed, int64_t i, const Topology& topo, int rank) {
+  Op op = ScheduleOp(seed, i % kPeriod, topo, rank);
+  op.index = i;
+  return op;
+}
+
+Op OpAt(uint64_t seed, int64_t ops, int64_t i, const Topology& topo, int rank) {
+  return i < ops ? ScheduleOp(seed, i, topo, rank) : GraphOp(seed, i, topo, rank);
+}
+
 std::map<std::string, std::vector<ExpectedRecord>> ExpectedRecords(uint64_t seed, int64_t ops,
-                                                                   const Topology& topo, int rank) {
+                                                                   const Topology& topo, int rank,
+                                                                   int graph_replays) {
   std::map<std::string, std::vector<ExpectedRecord>> out;
   std::map<std::string, SeqCounters> seqs;
   std::map<std::string, uint64_t> coll_index;
   std::map<std::tuple<std::string, int, uint8_t>, uint64_t> p2p_index;
-  for (int64_t i = 0; i < ops; ++i) {
-    Op op = ScheduleOp(seed, i, topo, rank);
+  for (int64_t i = 0; i < TotalOps(ops, graph_replays); ++i) {
+    Op op = OpAt(seed, ops, i, topo, rank);
     CommInfo comm = topo.CommOf(op.comm, rank);
     for (int k : LaunchOrder(op)) {
       const Call& c = op.calls[k];

@@ -65,6 +65,16 @@ inline bool IsP2pOp(int64_t i) { return i % kPeriod == 6; }
 
 // The op `rank` runs as its op number `i` (before faults).
 Op ScheduleOp(uint64_t seed, int64_t i, const Topology& topo, int rank);
+// --graph-replays: op numbers from opts.ops on are replays of one pattern
+// period captured in a CUDA graph, so op i runs the calls of op i % kPeriod
+// (the first period's counts, channels and root), numbered i.
+Op GraphOp(uint64_t seed, int64_t i, const Topology& topo, int rank);
+// What op number i runs: the schedule, or a replayed graph op from `ops` on.
+Op OpAt(uint64_t seed, int64_t ops, int64_t i, const Topology& topo, int rank);
+// Eager ops plus replayed ones.
+inline int64_t TotalOps(int64_t ops, int graph_replays) {
+  return ops + int64_t{kPeriod} * graph_replays;
+}
 // Applies a mismatch fault to the op's first call.
 void ApplyMismatch(MismatchField field, Op* op);
 // Indices into op.calls in NCCL's launch order: collectives by class of
@@ -86,7 +96,10 @@ class SeqCounters {
 };
 
 // What a correct recorder must hold for one rank after an ideal run of
-// `ops` ops (no faults), per communicator name, in record (launch) order.
+// `ops` ops then `graph_replays` replays (no faults), per communicator name,
+// in record (launch) order. Replays record like eager ops: with KernelCh in
+// the mask NCCL counts every replay in seqNumber (d), and flightrec always
+// asks for KernelCh.
 struct ExpectedRecord {
   uint64_t op_index = 0;  // per-comm coll index, or per (peer, dir) p2p index
   uint64_t nccl_seq = UINT64_MAX;
@@ -97,7 +110,8 @@ struct ExpectedRecord {
   int n_channels = 0;
 };
 std::map<std::string, std::vector<ExpectedRecord>> ExpectedRecords(uint64_t seed, int64_t ops,
-                                                                   const Topology& topo, int rank);
+                                                                   const Topology& topo, int rank,
+                                                                   int graph_replays = 0);
 
 }  // namespace emu
 }  // namespace flightrec

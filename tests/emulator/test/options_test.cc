@@ -42,6 +42,26 @@ TEST(Options, ParsesFaultsAndRejectsBadOnesWithTheSpec) {
   EXPECT_FALSE(ParseOptions({"--nccl-version", "3.0"}, &bad, &err));
 }
 
+TEST(Options, GraphReplaysStartAtAPeriodAndCannotSkipOrChangeAReplayedOp) {
+  Options o;
+  std::string err;
+  ASSERT_TRUE(ParseOptions({"--ops", "16", "--graph-replays", "5", "--fault", "stuck:rank=1:op=30",
+                            "--fault", "skip:rank=1:op=9"},
+                           &o, &err))
+      << err;
+  EXPECT_EQ(o.graph_replays, 5);
+  Options bad;
+  EXPECT_FALSE(ParseOptions({"--ops", "12", "--graph-replays", "2"}, &bad, &err));
+  EXPECT_NE(err.find("multiple of 8"), std::string::npos) << err;
+  for (const char* fault : {"skip:rank=1:op=16", "mismatch:rank=1:op=20:field=count"}) {
+    Options b;
+    EXPECT_FALSE(ParseOptions({"--ops", "16", "--graph-replays", "2", "--fault", fault}, &b, &err))
+        << fault;
+    EXPECT_NE(err.find("CUDA-graph replay"), std::string::npos) << err;
+  }
+  EXPECT_FALSE(ParseOptions({"--graph-replays", "-1"}, &bad, &err));
+}
+
 }  // namespace
 }  // namespace emu
 }  // namespace flightrec

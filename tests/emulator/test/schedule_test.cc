@@ -134,6 +134,31 @@ TEST(Topology, CommHashesAgreeOnMembersAndDifferPerComm) {
   EXPECT_EQ(dp.my_rank, 1);
 }
 
+// --graph-replays: the op numbers after the eager ones replay the first
+// period's calls (counts, channels, root) and count on like eager ops.
+TEST(Schedule, GraphReplaysRepeatTheFirstPeriodAndNumberOn) {
+  Topology topo(8, 4, 4, "job");
+  for (int64_t i = 16; i < 16 + 8 * 3; ++i) {
+    const Op replay = OpAt(5, 16, i, topo, 2);
+    const Op first = ScheduleOp(5, i % kPeriod, topo, 2);
+    EXPECT_EQ(replay.index, i);
+    EXPECT_EQ(replay.comm, first.comm);
+    ASSERT_EQ(replay.calls.size(), first.calls.size());
+    for (size_t k = 0; k < first.calls.size(); ++k) {
+      EXPECT_EQ(replay.calls[k].count, first.calls[k].count) << i;
+      EXPECT_EQ(replay.calls[k].root, first.calls[k].root) << i;
+      EXPECT_EQ(replay.calls[k].channels, first.calls[k].channels) << i;
+    }
+  }
+  EXPECT_EQ(OpAt(5, 16, 15, topo, 2).calls[0].count, ScheduleOp(5, 15, topo, 2).calls[0].count);
+  auto eager = ExpectedRecords(5, 16, topo, 2);
+  auto replayed = ExpectedRecords(5, 16, topo, 2, 3);
+  ASSERT_EQ(replayed["world"].size(), eager["world"].size() + 3);
+  EXPECT_EQ(replayed["world"].back().nccl_seq, 4u);  // seqNumber counts every replay
+  EXPECT_EQ(replayed["world"].back().count, replayed["world"][0].count);
+  EXPECT_EQ(TotalOps(16, 3), 40);
+}
+
 }  // namespace
 }  // namespace emu
 }  // namespace flightrec

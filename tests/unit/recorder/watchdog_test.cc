@@ -162,23 +162,29 @@ TEST(Watchdog, UntrackedRegionIsNotJudgedUntilItReportsCompletion) {
             0);
 }
 
-TEST(Watchdog, GraphCapturedOpsAreNotJudged) {
+// A graph replay's op is recorded when the stream reaches it (NCCL starts
+// its Coll event from the replay's host callback), so a replay that never
+// finishes is a hang like any other: an earlier version skipped every
+// graph-captured op and never dumped a job hung inside CUDA graphs.
+TEST(Watchdog, AStuckGraphReplayIsJudgedLikeAnEagerOp) {
   test::TempDir dir;
   EXPECT_EQ(RunInChild([&] {
               test::ResetEnv(dir.path());
               setenv("NCCL_FLIGHTREC_TIMEOUT_S", "0.05", 1);
               CommRecorder* c = OpenComm(Identity(true), &test::CaptureLog);
               CHILD_CHECK(c != nullptr);
-              OpDesc captured = AllReduce();
-              captured.flags = format::kFlagGraphCaptured;
-              c->BeginOp(captured);  // runs at graph replay, maybe never
-              CHILD_CHECK(WaitPolls(dir, 12));
-              CHILD_CHECK(test::ListDir(dir.path(), ".frdump").empty());
-              c->BeginOp(AllReduce());  // an eager op behind it is judged
+              OpDesc replayed = AllReduce();
+              replayed.flags = format::kFlagGraphCaptured;
+              const uint64_t done = c->BeginOp(replayed);
+              c->KernelStart(done, 1);
+              c->KernelStop(done, 2);  // replay 1 finished
+              c->BeginOp(replayed);    // replay 2 never does
               CHILD_CHECK(
                   test::WaitFor([&] { return test::ListDir(dir.path(), ".frdump").size() == 1; }));
-              const std::string detail = test::Header(Dump(dir, 0))->dump_detail;
-              CHILD_CHECK(detail.find("op#1 seq 1") != std::string::npos);
+              const auto img = Dump(dir, 0);
+              const auto* h = test::Header(img);
+              CHILD_CHECK(h->dump_reason == format::kDumpTimeout);
+              CHILD_CHECK(std::string(h->dump_detail).find("op#1 seq 1") != std::string::npos);
               CloseComm(c);
               return 0;
             }),
