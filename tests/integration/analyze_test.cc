@@ -169,6 +169,16 @@ class AnalyzeAcceptance : public ::testing::TestWithParam<Layout> {
     EXPECT_EQ(run.exit_code, 1) << Describe(run);
   }
 
+  // A hang whose headline is world rank `rank`, lagging outside NCCL.
+  void ExpectStuckOutsideNccl(const AnalyzeRun& run, int rank) {
+    ExpectHang(run);
+    ExpectCulprit(run, rank);
+    const auto& top = run.report["findings"][0];
+    EXPECT_EQ(top.value("kind", ""), "lagging_rank") << Describe(run);
+    EXPECT_EQ(top["details"][0].value("where", ""), "outside_nccl") << Describe(run);
+    EXPECT_GE(top["details"][0].value("behind", 0), 1) << Describe(run);
+  }
+
   // Scenario 2: the skipper is reported lagging, `behind` ops behind, as a
   // skip; it is the only culprit and no field mismatch is claimed.
   void ExpectSkip(const AnalyzeRun& run, int rank, int behind) {
@@ -228,12 +238,7 @@ TEST_P(AnalyzeAcceptance, StuckRankIsTheOnlyCulprit) {
   const Fault f = L().stuck;
   EmuJob job = Hang("stuck", Spec("stuck", f), f.op, L().ranks);
   AnalyzeRun run = Analyze({job.ring_dir});
-  ExpectHang(run);
-  ExpectCulprit(run, f.rank);
-  const auto& top = run.report["findings"][0];
-  EXPECT_EQ(top.value("kind", ""), "lagging_rank") << Describe(run);
-  EXPECT_EQ(top["details"][0].value("where", ""), "outside_nccl") << Describe(run);
-  EXPECT_GE(top["details"][0].value("behind", 0), 1) << Describe(run);
+  ExpectStuckOutsideNccl(run, f.rank);
   int victims = 0;
   for (const auto& l : FindingsOf(run.report, "lagging_rank")) {
     if (Names(l, f.rank)) {
@@ -363,12 +368,7 @@ std::string GraphArgs(const Layout& l) {
 TEST_P(AnalyzeAcceptance, StuckBeforeAGraphReplayIsTheOnlyCulprit) {
   const Fault f{L().stuck.rank, 16 + 8 * 20 + L().stuck.op % 8};
   EmuJob job = Run("graph-stuck", GraphArgs(L()) + Spec("stuck", f), 4);
-  AnalyzeRun run = Analyze({job.ring_dir});
-  ExpectHang(run);
-  ExpectCulprit(run, f.rank);
-  const auto& top = run.report["findings"][0];
-  EXPECT_EQ(top.value("kind", ""), "lagging_rank") << Describe(run);
-  EXPECT_EQ(top["details"][0].value("where", ""), "outside_nccl") << Describe(run);
+  ExpectStuckOutsideNccl(Analyze({job.ring_dir}), f.rank);
 }
 
 TEST_P(AnalyzeAcceptance, GpuHangInAGraphReplayIsAllStuck) {
