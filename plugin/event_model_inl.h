@@ -85,8 +85,15 @@ FLIGHTREC_HOT_INLINE void AttachApiCall(CommRecorder* comm, uint64_t ctx, const 
     comm->CountDrop(format::kDropForeignHandle);
     return;
   }
+  // A graph replay's parent is the capture's API handle, whose entry newer
+  // calls may have recycled: the op stays marked graph-captured, without
+  // API time and stream, and that is expected, not a drop.
+  const bool graph = (HandlePayload(p) & kApiGraphBit) != 0;
+  if (graph) desc->flags |= format::kFlagGraphCaptured;
   ApiCall call;
-  if (!comm->LookupApiCall(HandlePayload(p), &call)) return;  // counted kDropNoApiSlot
+  if (!comm->LookupApiCall(HandlePayload(p) & kApiTokenMask, &call, /*count_miss=*/!graph)) {
+    return;  // counted kDropNoApiSlot unless graph-captured
+  }
   desc->t_api_ns = call.t_api_ns;
   desc->stream = call.stream;
   if (desc->user_tag == 0) desc->user_tag = call.user_tag;
@@ -107,7 +114,8 @@ FLIGHTREC_HOT_INLINE void* StartApi(void* context, const ApiStart& api) {
   call.graph_captured = api.graph_captured ? 1 : 0;
   const uint64_t token = comm->NoteApiCall(call);
   if (token == 0) return nullptr;
-  return HandleToPtr(RekindHandle(HandleBits(context), HandleKind::kApi, token));
+  const uint64_t payload = (token & kApiTokenMask) | (api.graph_captured ? kApiGraphBit : 0);
+  return HandleToPtr(RekindHandle(HandleBits(context), HandleKind::kApi, payload));
 }
 
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work.

@@ -62,8 +62,9 @@ class CommRecorder {
   // CollApi/P2pApi start: parks the call's data; returns a non-zero token.
   uint64_t NoteApiCall(const ApiCall& call);
   // Coll/P2p start: fetches the parked call named by `token`. False when the
-  // entry was recycled (counts kDropNoApiSlot) or the token is not ours.
-  bool LookupApiCall(uint64_t token, ApiCall* out);
+  // entry was recycled or the token is not ours; counted kDropNoApiSlot
+  // when `count_miss` (a graph replay's recycled entry is expected).
+  bool LookupApiCall(uint64_t token, ApiCall* out, bool count_miss = true);
 
   // Coll/P2p start: claims a slot, assigns op_index (per-comm collective
   // index, or per (peer, direction) index for p2p), fills and commits the

@@ -81,11 +81,12 @@ FLIGHTREC_HOT_INLINE uint64_t CommRecorder::NoteApiCall(const ApiCall& call) {
   return ticket + 1;
 }
 
-FLIGHTREC_HOT_INLINE bool CommRecorder::LookupApiCall(uint64_t token, ApiCall* out) {
+FLIGHTREC_HOT_INLINE bool CommRecorder::LookupApiCall(uint64_t token, ApiCall* out,
+                                                      bool count_miss) {
   ApiSlot* s = &api_[(token - 1) & (kApiSlots - 1)];
   // Pairs with the release store of token in NoteApiCall.
   if (token == 0 || __atomic_load_n(&s->token, __ATOMIC_ACQUIRE) != token) {
-    CountDrop(format::kDropNoApiSlot);
+    if (count_miss) CountDrop(format::kDropNoApiSlot);
     return false;
   }
   ApiCall copy;
@@ -96,7 +97,7 @@ FLIGHTREC_HOT_INLINE bool CommRecorder::LookupApiCall(uint64_t token, ApiCall* o
   // Pairs with the release fence in NoteApiCall (seqlock re-check).
   __atomic_thread_fence(__ATOMIC_ACQUIRE);
   if (rec::LoadRelaxed(&s->token) != token) {
-    CountDrop(format::kDropNoApiSlot);
+    if (count_miss) CountDrop(format::kDropNoApiSlot);
     return false;
   }
   *out = copy;

@@ -170,7 +170,7 @@ enum DropCause : uint32_t {
   kDropBadDescriptor = 5,  // descriptor field out of range (e.g. channel id)
   kDropAfterFinalize = 6,  // event for a communicator already finalized
   kDropDisabled = 7,       // recording disabled after an error
-  kDropNoApiSlot = 8,      // API-level scratch entry was recycled
+  kDropNoApiSlot = 8,      // API-level scratch entry was recycled (graph replays excepted)
   kNumDropCauses = 16,     // array size; unused causes stay 0
 };
 

@@ -326,6 +326,41 @@ TEST_F(PluginTest, StaleHandleAfterWrap) {
   EXPECT_EQ(newest.gpu_start_raw, 0u);
 }
 
+// A CUDA-graph replay's Coll names the capture's CollApi handle, whose
+// parked entry newer API calls recycle (256 per comm): the op keeps the
+// graph flag, loses only the API time, and nothing is counted dropped. An
+// eager call's recycled entry is still a drop.
+TEST_F(PluginTest, AGraphReplayKeepsItsFlagAfterItsApiEntryIsRecycled) {
+  ASSERT_EQ(RunInChild([](void* lib) {
+              Driver<5> drv(Table<5>(lib));
+              int mask = 0;
+              CHILD_REQUIRE(drv.Init(&mask) == abi::kSuccess && drv.ctx() != nullptr, 2);
+              void* captured = drv.StartCollApi(/*graph_captured=*/true);
+              CHILD_REQUIRE(captured != nullptr, 3);
+              drv.Stop(captured);
+              void* eager = drv.StartCollApi();
+              drv.Stop(eager);
+              for (int i = 0; i < 300; ++i) drv.Stop(drv.StartCollApi());
+              drv.Stop(drv.StartColl(captured, 0));  // a replay, long after the capture
+              drv.Stop(drv.StartColl(eager, 1));     // a stale eager parent
+              drv.Finalize();
+              return 0;
+            }),
+            0);
+  RingImage ring;
+  int region = -1;
+  ASSERT_TRUE(LoadRing(&ring, &region));
+  const format::Record replay = ring.Record(static_cast<uint32_t>(region), 0);
+  ASSERT_TRUE(RingImage::Valid(replay, 0));
+  EXPECT_EQ(replay.flags & (format::kFlagGraphCaptured | format::kFlagHasApi),
+            format::kFlagGraphCaptured);
+  EXPECT_EQ(replay.t_api_ns, 0u);
+  const format::Record stale = ring.Record(static_cast<uint32_t>(region), 1);
+  ASSERT_TRUE(RingImage::Valid(stale, 1));
+  EXPECT_EQ(stale.flags & (format::kFlagGraphCaptured | format::kFlagHasApi), 0);
+  EXPECT_EQ(ring.header().drops[format::kDropNoApiSlot], 1u);
+}
+
 // Events for a finalized comm's context are dropped, while another comm of
 // the process keeps recording.
 TEST_F(PluginTest, ContextAfterFinalizeIsStale) {

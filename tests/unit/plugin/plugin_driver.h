@@ -107,9 +107,10 @@ class Driver {
   }
 
   // CollApi (v5+) for the AllReduce; nullptr before v5.
-  void* StartCollApi() {
+  void* StartCollApi(bool graph_captured = false) {
     if constexpr (V >= 5) {
       D d = Blank(abi::kProfileCollApi, nullptr);
+      d.collApi.graphCaptured = graph_captured;
       d.collApi.func = "AllReduce";
       d.collApi.count = kCollCount;
       d.collApi.datatype = "ncclFloat32";
