@@ -258,6 +258,9 @@ void AddDead(const Context& ctx, int32_t p, std::vector<Finding>* out) {
   out->push_back(std::move(f));
 }
 
+// Missing ranks a finding names one by one; beyond, the summary counts them.
+constexpr int64_t kMaxListedMissing = 4096;
+
 // One finding per comm that owns holes (JobIndex::MissingOwner): the holes
 // of the narrower comms it covers are the same processes, named once.
 void AddMissing(const Context& ctx, int32_t group, std::vector<Finding>* out) {
@@ -272,8 +275,12 @@ void AddMissing(const Context& ctx, int32_t group, std::vector<Finding>* out) {
       covered.push_back(CommLabel(ctx.index.groups()[h]));
     }
   }
+  int64_t missing = 0;
   for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
     if (g.members[r].present()) continue;
+    // A corrupt nranks (up to JobIndex's plausibility limit of 2^20) would
+    // otherwise list a million ranks, each a Process in the JSON report.
+    if (++missing > kMaxListedMissing) continue;
     RankNote n;
     n.rank = r;
     n.where = Whereabouts::kMissing;
@@ -291,6 +298,10 @@ void AddMissing(const Context& ctx, int32_t group, std::vector<Finding>* out) {
                  " missing from " + std::to_string(covered.size()) + " narrower comm" +
                  (covered.size() == 1 ? "" : "s") + " (" + covered.front() +
                  (covered.size() > 1 ? ", ..." : "") + ")";
+  }
+  if (missing > kMaxListedMissing) {
+    f.summary += "; " + std::to_string(missing) + " missing in all, the first " +
+                 std::to_string(kMaxListedMissing) + " listed";
   }
   if (f.root_cause) f.summary += "; other ranks are blocked waiting for it";
   // Only the missing penalty is known not to apply: the absence is a fact.

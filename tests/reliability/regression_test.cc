@@ -43,5 +43,13 @@ TEST(FuzzRegressionTest, HugeDeclaredNranksDoesNotExhaustMemory) {
   EXPECT_EQ(RunHarnessLimited(FLIGHTREC_REL_REGRESSIONS "/oom_job_index_huge_nranks.bin"), 0);
 }
 
+// A comm whose nranks is near the 2^20 plausibility cap with few files
+// read: the missing_rank finding listed every absent rank, ~1M Process
+// objects in the JSON report (timeout, then OOM). It lists 4,096 now.
+TEST(FuzzRegressionTest, AMillionMissingRanksKeepTheReportSmall) {
+  EXPECT_EQ(
+      RunHarnessLimited(FLIGHTREC_REL_REGRESSIONS "/oom_missing_rank_report_million_ranks.bin"), 0);
+}
+
 }  // namespace
 }  // namespace flightrec

@@ -160,6 +160,26 @@ TEST_P(AnalyzerModelTest, MissingFileIsMissingRank) {
   EXPECT_EQ(a.result.findings.front().kind, FindingKind::kMissingRank);
 }
 
+// A world comm claiming 200,000 ranks (a corrupt header, or a huge job
+// with few files collected): the finding names 4,096 of the missing ranks
+// and counts the rest, so a report stays small and quick (the fuzzer found
+// a 65 KB input that made the JSON report take GBs).
+TEST_P(AnalyzerModelTest, MissingRanksAreListedUpToALimitAndCounted) {
+  std::vector<ProcessSnapshot> procs = MakeJob(Spec(Fault::kNone));
+  for (ProcessSnapshot& p : procs) {
+    for (CommSnapshot& c : p.comms) {
+      if (c.name == "world") c.nranks = 200000;
+    }
+  }
+  Analyzed a(std::move(procs));
+  const analysis::Finding* f = a.First(FindingKind::kMissingRank);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->ranks.size(), 4096u);
+  EXPECT_EQ(f->ranks.front().rank, GetParam());  // the first rank without a file
+  const std::string all = std::to_string(200000 - GetParam()) + " missing in all";
+  EXPECT_NE(f->summary.find(all), std::string::npos) << f->summary;
+}
+
 TEST_P(AnalyzerModelTest, GpuHangIsAllStuckNotALaggard) {
   Analyzed a(MakeJob(Spec(Fault::kGpuHang)));
   EXPECT_EQ(a.result.verdict, Verdict::kHang);

@@ -138,7 +138,7 @@ TEST(TimelineTest, RanksDrawOnlyThoseRanksAndTheFlowsBetweenThem) {
     pids.insert(e["pid"].get<int64_t>());
     starts += e["ph"] == "s" ? 1 : 0;
     finishes += e["ph"] == "f" ? 1 : 0;
-    stuck += e["cat"] == "stuck" ? 1 : 0;
+    stuck += e.value("cat", "") == "stuck" ? 1 : 0;
   }
   EXPECT_EQ(pids, (std::set<int64_t>{4, 5}));
   EXPECT_GT(starts, 0);  // world and dp1 hold both ranks
