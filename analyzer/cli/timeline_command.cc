@@ -41,8 +41,13 @@ uint64_t LeftOut(const analysis::Inputs& inputs, const std::vector<size_t>& draw
 // budget to themselves: more of their history than a share of 16k files.
 bool FocusOnDrawn(const report::TimelineOptions& options, const analysis::LoadOptions& load,
                   const std::string& ranks, analysis::Inputs* inputs, std::vector<size_t>* drawn) {
+  if (options.ranks.empty()) {  // every process: no index needed to say which
+    drawn->resize(inputs->processes.size());
+    for (size_t p = 0; p < drawn->size(); ++p) (*drawn)[p] = p;
+    return true;
+  }
   {
-    const analysis::JobIndex whole(inputs->processes);
+    const analysis::JobIndex whole(inputs->processes);  // rank numbers need the comms
     *drawn = report::DrawnProcesses(whole, options);
   }
   if (drawn->empty()) {
@@ -50,7 +55,7 @@ bool FocusOnDrawn(const report::TimelineOptions& options, const analysis::LoadOp
                  ranks.c_str(), inputs->processes.size());
     return false;
   }
-  if (!options.ranks.empty()) analysis::ReloadProcesses(*drawn, load, inputs);
+  analysis::ReloadProcesses(*drawn, load, inputs);
   return true;
 }
 

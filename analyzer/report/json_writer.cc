@@ -1,8 +1,6 @@
 #include "analyzer/report/json_writer.h"
 
-#include <inttypes.h>
-#include <stdio.h>
-
+#include <charconv>
 #include <nlohmann/json.hpp>
 
 namespace flightrec {
@@ -75,16 +73,12 @@ void JsonWriter::String(std::string_view value) {
 
 void JsonWriter::Int(int64_t value) {
   Separate();
-  char buf[24];
-  const int n = snprintf(buf, sizeof(buf), "%" PRId64, value);
-  out_.append(buf, static_cast<size_t>(n));
+  AppendNumber(value);
 }
 
 void JsonWriter::Uint(uint64_t value) {
   Separate();
-  char buf[24];
-  const int n = snprintf(buf, sizeof(buf), "%" PRIu64, value);
-  out_.append(buf, static_cast<size_t>(n));
+  AppendNumber(value);
 }
 
 void JsonWriter::Bool(bool value) {
@@ -94,9 +88,19 @@ void JsonWriter::Bool(bool value) {
 
 void JsonWriter::Micros(uint64_t ns) {
   Separate();
-  char buf[32];
-  const int n = snprintf(buf, sizeof(buf), "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
-  out_.append(buf, static_cast<size_t>(n));
+  AppendNumber(ns / 1000);
+  const uint64_t frac = ns % 1000;
+  const char digits[4] = {'.', static_cast<char>('0' + frac / 100),
+                          static_cast<char>('0' + frac / 10 % 10),
+                          static_cast<char>('0' + frac % 10)};
+  out_.append(digits, sizeof(digits));
+}
+
+template <typename Integer>
+void JsonWriter::AppendNumber(Integer value) {
+  char buf[24];
+  const std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf), value);
+  out_.append(buf, r.ptr);
 }
 
 bool JsonWriter::TakeIfLarger(size_t bytes, std::string* chunk) {

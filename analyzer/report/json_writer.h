@@ -43,6 +43,8 @@ class JsonWriter {
 
  private:
   void Separate();  // the comma before a value that is not its container's first
+  template <typename Integer>
+  void AppendNumber(Integer value);
   std::string out_;
   std::vector<bool> first_{true};  // per open container: no value written yet
   bool after_key_ = false;

@@ -8,6 +8,13 @@
 namespace flightrec {
 namespace report {
 
+namespace {
+
+// What errors call the output: its path, or stdout.
+std::string NameOf(const std::string& path) { return path.empty() ? "stdout" : path; }
+
+}  // namespace
+
 OutputStream::~OutputStream() {
   if (file_ == nullptr || path_.empty()) return;
   std::fclose(file_);
@@ -30,7 +37,7 @@ bool OutputStream::Open(const std::string& path, std::string* error) {
 
 bool OutputStream::Write(std::string_view text, std::string* error) {
   if (file_ == nullptr) {
-    *error = (path_.empty() ? std::string("stdout") : path_) + ": not open";
+    *error = NameOf(path_) + ": not open";
     return false;
   }
   if (std::fwrite(text.data(), 1, text.size(), file_) == text.size()) return true;
@@ -41,7 +48,7 @@ bool OutputStream::Write(std::string_view text, std::string* error) {
 
 bool OutputStream::Commit(std::string* error) {
   if (file_ == nullptr) {
-    *error = (path_.empty() ? std::string("stdout") : path_) + ": not open";
+    *error = NameOf(path_) + ": not open";
     return false;
   }
   if (path_.empty()) {

@@ -306,16 +306,24 @@ std::shared_ptr<Launch> RankRuntime::MakeLaunch(const Op& visible, const std::ve
   }
   launch->op = i;
   launch->gpu_hang = opts_.FindFault(FaultKind::kGpuHang, opts_.rank, i) != nullptr;
+  launch->tasks = MakeTasks(visible, order, c->info, mask);
+  return launch;
+}
+
+std::vector<std::shared_ptr<Task>> RankRuntime::MakeTasks(const Op& visible,
+                                                          const std::vector<int>& order,
+                                                          const CommInfo& info, int mask) {
+  std::vector<std::shared_ptr<Task>> tasks;
   for (int k : order) {
     auto t = std::make_shared<Task>();
     t->call = visible.calls[k];
     t->mask = mask;
-    t->network = c->info.nnodes > 1;
-    t->send_peer = (c->info.my_rank + 1) % c->info.nranks;
-    t->recv_peer = (c->info.my_rank + c->info.nranks - 1) % c->info.nranks;
-    launch->tasks.push_back(t);
+    t->network = info.nnodes > 1;
+    t->send_peer = (info.my_rank + 1) % info.nranks;
+    t->recv_peer = (info.my_rank + info.nranks - 1) % info.nranks;
+    tasks.push_back(t);
   }
-  return launch;
+  return tasks;
 }
 
 void RankRuntime::RunOp(int64_t i) {
@@ -370,12 +378,9 @@ void RankRuntime::CaptureGraph() {
     EmitKernelLaunch(c, cap.mask, group_api);
     cap.host_callback = c->info.nnodes > 1 || (cap.mask & abi::kProfileKernelCh) != 0;
     if (!cap.host_callback) {
-      uint64_t unused = 0;
-      CommState scratch_counters;  // a capture launches nothing: no launch counters move
-      scratch_counters.info = c->info;
-      std::shared_ptr<Launch> once =
-          MakeLaunch(cap.op, cap.order, &scratch_counters, cap.mask, op.index, &unused);
-      EmitPlanTask(cap.op, c, cap.mask, cap.api_handles, once.get(), SeqRule::kPersistent,
+      Launch once;  // a capture launches nothing: no launch counter moves
+      once.tasks = MakeTasks(cap.op, cap.order, c->info, cap.mask);
+      EmitPlanTask(cap.op, c, cap.mask, cap.api_handles, &once, SeqRule::kPersistent,
                    /*post=*/false);
     }
     const ProfilerShim* s = TableLive() ? c->shim : nullptr;

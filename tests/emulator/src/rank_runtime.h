@@ -63,6 +63,9 @@ class RankRuntime {
   void EmitLaunch(const Op& op, CommState* c, int mask, const std::vector<void*>& api_handles,
                   void* group_api, std::shared_ptr<Launch> launch);
   Op Visible(const Op& op, const CommState& c) const;
+  static std::vector<std::shared_ptr<Task>> MakeTasks(const Op& visible,
+                                                      const std::vector<int>& order,
+                                                      const CommInfo& info, int mask);
   std::shared_ptr<Launch> MakeLaunch(const Op& visible, const std::vector<int>& order, CommState* c,
                                      int mask, int64_t i, uint64_t* enqueued);
   // --graph-replays (profiler-api.md c.9).
