@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "analyzer/reader/bounded_view.h"
+#include "analyzer/reader/byte_buffer.h"
 #include "analyzer/reader/image_header.h"
 #include "analyzer/reader/region_reader.h"
 #include "analyzer/reader/zstd_image.h"
@@ -30,8 +31,8 @@ std::string Errno(const char* what) { return std::string(what) + ": " + std::str
 // Reads the whole file with pread, retrying EINTR. A file that shrinks while
 // we read yields the bytes that were there (the parser then reports it as
 // truncated); one that grows is read up to its size at fstat time.
-bool ReadWholeFile(int fd, uint64_t size, std::vector<uint8_t>* out, std::string* error) {
-  out->resize(static_cast<size_t>(size));
+bool ReadWholeFile(int fd, uint64_t size, reader_internal::ByteBuffer* out, std::string* error) {
+  out->Resize(static_cast<size_t>(size));
   uint64_t done = 0;
   while (done < size) {
     ssize_t n =
@@ -44,7 +45,7 @@ bool ReadWholeFile(int fd, uint64_t size, std::vector<uint8_t>* out, std::string
     if (n == 0) break;
     done += static_cast<uint64_t>(n);
   }
-  out->resize(static_cast<size_t>(done));
+  out->Resize(static_cast<size_t>(done));
   return true;
 }
 
@@ -85,7 +86,7 @@ ReadResult ReadSnapshotBytes(const uint8_t* data, size_t size, const std::string
   }
   // Reused by every file this thread reads (see DecompressImage); the
   // parsed snapshot copies what it keeps, so nothing points into it.
-  thread_local std::vector<uint8_t> image;
+  thread_local reader_internal::ByteBuffer image;
   size_t image_size = 0;
   std::string error;
   if (!reader_internal::DecompressImage(bytes, limits.max_image_size, &image, &image_size, &error,
@@ -102,7 +103,9 @@ ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits) {
   if (fd < 0) return Fail(path, Errno("cannot open"));
   struct stat st;
   std::string error;
-  std::vector<uint8_t> bytes;
+  // Reused like the image (byte_buffer.h); ReadSnapshotBytes copies what it
+  // keeps, so nothing points into it once this returns.
+  thread_local reader_internal::ByteBuffer bytes;
   bool read_ok = false;
   if (fstat(fd, &st) != 0) {
     error = Errno("cannot stat");

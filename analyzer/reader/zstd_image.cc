@@ -12,6 +12,9 @@ namespace reader_internal {
 namespace {
 
 constexpr size_t kInitialOutput = 1u << 20;
+// Images up to this size (a default ring is 8 MiB) get their declared size
+// at once; larger claims grow geometrically from kInitialOutput.
+constexpr uint64_t kDeclaredAtOnce = uint64_t{64} << 20;
 // ZSTD_FRAMEHEADERSIZE_MAX: a frame shorter than this may just be cut short.
 constexpr size_t kMaxFrameHeader = 18;
 // Magic (8 bytes) and file_size (at offset 56) are enough to stop a bomb.
@@ -51,8 +54,8 @@ bool IsZstdFrame(BoundedView bytes) {
   return bytes.Read(0, &magic) && magic == format::kZstdFrameMagic;
 }
 
-bool DecompressImage(BoundedView frame, uint64_t max_size, std::vector<uint8_t>* buffer,
-                     size_t* image_size, std::string* error, std::vector<std::string>* warnings) {
+bool DecompressImage(BoundedView frame, uint64_t max_size, ByteBuffer* buffer, size_t* image_size,
+                     std::string* error, std::vector<std::string>* warnings) {
   *image_size = 0;
   unsigned long long declared = ZSTD_getFrameContentSize(frame.data, frame.size);
   if (declared == ZSTD_CONTENTSIZE_ERROR && frame.size >= kMaxFrameHeader) {
@@ -72,16 +75,19 @@ bool DecompressImage(BoundedView frame, uint64_t max_size, std::vector<uint8_t>*
     return false;
   }
   ZSTD_inBuffer in{frame.data, frame.size, 0};
-  std::vector<uint8_t>& out = *buffer;
+  ByteBuffer& out = *buffer;
   size_t filled = 0;
   bool checked = false;
   for (;;) {
     if (filled == out.size()) {
-      // Grows only as bytes actually arrive (an untrusted declared size
-      // never allocates), one byte past the cap so that "too long" is
-      // observed, not assumed.
+      // Grows only as bytes actually arrive, one byte past the cap so that
+      // "too long" is observed, not assumed. A declared size up to
+      // kDeclaredAtOnce is taken at its word: the buffer is not zero-filled
+      // (byte_buffer.h), so a lie costs address space, not memory, and a
+      // true one decompresses in one pass with no regrowth and no copy.
       uint64_t want = std::max<uint64_t>(kInitialOutput, uint64_t{filled} * 2);
-      out.resize(static_cast<size_t>(std::min<uint64_t>(want, cap + 1)));
+      if (has_declared && declared <= kDeclaredAtOnce) want = std::max<uint64_t>(want, cap + 1);
+      out.Resize(static_cast<size_t>(std::min<uint64_t>(want, cap + 1)));
     }
     // Never offer more than cap + 1 bytes of a larger reused buffer.
     const size_t room = static_cast<size_t>(std::min<uint64_t>(out.size(), cap + 1)) - filled;

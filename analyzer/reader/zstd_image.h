@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analyzer/reader/bounded_view.h"
+#include "analyzer/reader/byte_buffer.h"
 
 namespace flightrec {
 namespace reader_internal {
@@ -28,8 +29,8 @@ bool IsZstdFrame(BoundedView bytes);
 // thread) pays no allocation, page fault or zero fill after the first file.
 // On failure returns false with *error set (no file name prefix). Non-fatal
 // oddities (trailing bytes) are appended to *warnings.
-bool DecompressImage(BoundedView frame, uint64_t max_size, std::vector<uint8_t>* buffer,
-                     size_t* image_size, std::string* error, std::vector<std::string>* warnings);
+bool DecompressImage(BoundedView frame, uint64_t max_size, ByteBuffer* buffer, size_t* image_size,
+                     std::string* error, std::vector<std::string>* warnings);
 
 }  // namespace reader_internal
 }  // namespace flightrec
