@@ -2,6 +2,7 @@
 
 #include <stddef.h>
 
+#include "analyzer/reader/record_buffers.h"
 #include "flightrec/record_format.h"
 #include "flightrec/record_names.h"
 
@@ -123,7 +124,7 @@ void ReadRecords(BoundedView image, const ImageLayout& layout, uint32_t index, u
                  CommSnapshot* comm, uint64_t* bad_enums) {
   uint64_t first = head > layout.capacity ? head - layout.capacity : 0;
   comm->overwritten = first;
-  comm->records.reserve(static_cast<size_t>(head - first));  // <= capacity
+  comm->records = TakeRecordBuffer(static_cast<size_t>(head - first));  // <= capacity
   uint64_t region_base =
       layout.records_offset + uint64_t{index} * layout.capacity * format::kRecordSize;
   for (uint64_t seq = first; seq < head; ++seq) {
