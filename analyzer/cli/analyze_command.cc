@@ -27,6 +27,7 @@ struct AnalyzeArgs {
   double stuck_after_s = 0;
   unsigned jobs = 0;
   uint64_t record_memory_mib = 128;
+  uint64_t window = 1024;
   bool timings = false;
 };
 
@@ -54,6 +55,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   analysis::LoadOptions load;
   load.threads = args.jobs;
   load.record_budget_bytes = args.record_memory_mib << 20;
+  load.window_records = args.window;
   const analysis::Inputs inputs = analysis::LoadInputs(args.paths, load);
   timer.Lap("load");
   analysis::JobIndex index(inputs.processes);
@@ -107,6 +109,10 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--record-memory", args->record_memory_mib,
                   "MiB for full records across all files; beyond it each file keeps its newest "
                   "records and older collectives as signatures (0: no limit)")
+      ->capture_default_str();
+  cmd->add_option("--window", args->window,
+                  "Full records kept per file: its newest N by enqueue time and every op not "
+                  "done; older collectives are compared through signatures (0: no limit)")
       ->capture_default_str();
   cmd->add_flag("--timings", args->timings, "Print how long each phase took to stderr");
   cmd->callback([args, exit_code]() { *exit_code = RunAnalyze(*args); });

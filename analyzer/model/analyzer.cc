@@ -92,10 +92,10 @@ void AddWindowNote(const JobIndex& index, Analysis* a) {
   if (files == 0) return;
   a->notes.push_back(
       std::to_string(files) + " of " + std::to_string(index.processes().size()) +
-      " files held more records than their share of the record memory (--record-memory): " +
+      " files held more records than the analysis keeps in full (--window, --record-memory): " +
       std::to_string(kept) + " newest records were kept in full and " + std::to_string(trimmed) +
       " older ones as signatures (collectives, still compared for mismatches and skips) or not "
-      "at all (p2p); stragglers are judged on the newest records only");
+      "at all (p2p beyond the record memory); stragglers are judged on the newest records only");
 }
 
 // A warning with its numbers blanked: the kind it is, whatever the file.

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "analyzer/model/record_window.h"
+#include "analyzer/reader/record_buffers.h"
 #include "flightrec/record_format.h"
 
 namespace flightrec {
@@ -159,7 +160,8 @@ Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& opti
   std::vector<RejectedInput> rejected;
   const std::vector<std::string> files = CollectFiles(paths, &rejected);
   const ReadFunction read = ReaderOf(options);
-  const uint64_t keep = RecordsPerFile(options.record_budget_bytes, files.size());
+  const WindowPolicy keep =
+      WindowFor(options.record_budget_bytes, options.window_records, files.size());
   unsigned threads = options.threads != 0 ? options.threads : std::thread::hardware_concurrency();
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(files.size())));
   // Results land at the file's index, so the outcome does not depend on
@@ -173,6 +175,7 @@ Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& opti
       // Trimmed right away, so at most one untrimmed file per thread exists.
       if (results[i].ok) TrimToWindow(keep, &results[i].snapshot);
     }
+    ReleaseRecordBuffers();
   };
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
@@ -193,7 +196,8 @@ Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& opti
 
 void ReloadProcesses(const std::vector<size_t>& which, const LoadOptions& options, Inputs* inputs) {
   const ReadFunction read = ReaderOf(options);
-  const uint64_t keep = RecordsPerFile(options.record_budget_bytes, which.size());
+  const WindowPolicy keep =
+      WindowFor(options.record_budget_bytes, options.window_records, which.size());
   for (size_t i : which) {
     if (i >= inputs->processes.size()) continue;
     ProcessSnapshot& old = inputs->processes[i];

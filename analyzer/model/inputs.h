@@ -42,6 +42,8 @@ struct LoadOptions {
   // Memory for full records, shared by all files; a file with more than its
   // share is trimmed as it is read (record_window.h). 0: keep everything.
   uint64_t record_budget_bytes = 0;
+  // Full records a file keeps at most, whatever the budget (0: no window).
+  uint64_t window_records = 0;
 };
 
 Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& options = {});

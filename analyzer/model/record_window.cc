@@ -1,9 +1,11 @@
 #include "analyzer/model/record_window.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "analyzer/model/coll_signature.h"
+#include "analyzer/reader/record_buffers.h"
 #include "flightrec/record_format.h"
 
 namespace flightrec {
@@ -33,14 +35,26 @@ uint64_t CutTime(const ProcessSnapshot& snap, uint64_t keep) {
   return times[drop];
 }
 
-bool Kept(const CommSnapshot& c, const OpRecord& r, uint64_t cut) {
-  return r.t_enqueue_ns >= cut || Pinned(c, r);
+// What survives the cut. A p2p record has no signature, so when the file is
+// within its memory share (`p2p`) it is kept whatever its age.
+struct Cut {
+  uint64_t time = 0;
+  bool p2p = false;
+};
+
+bool Kept(const CommSnapshot& c, const OpRecord& r, const Cut& cut) {
+  return r.t_enqueue_ns >= cut.time || Pinned(c, r) || (cut.p2p && r.is_p2p());
 }
 
-void Trim(uint64_t cut, CommSnapshot* c) {
+void Trim(const Cut& cut, CommSnapshot* c) {
   uint64_t lo = UINT64_MAX, hi = 0;
+  size_t n_kept = 0;
   for (const OpRecord& r : c->records) {
-    if (Kept(*c, r, cut) || r.is_p2p()) continue;
+    if (Kept(*c, r, cut)) {
+      ++n_kept;
+      continue;
+    }
+    if (r.is_p2p()) continue;
     lo = std::min(lo, r.op_index);
     hi = std::max(hi, r.op_index);
   }
@@ -49,14 +63,14 @@ void Trim(uint64_t cut, CommSnapshot* c) {
     c->history_first = lo;
     c->history.assign(static_cast<size_t>(hi - lo + 1), CollSig{});
   }
-  // Compacted in place: no second vector while the file is being read.
+  // The kept records go to an exact-size vector; the decoded one goes back
+  // to this thread's spares, so the next file decodes into warm memory.
   std::vector<OpRecord>& recs = c->records;
-  size_t out = 0;
-  for (size_t i = 0; i < recs.size(); ++i) {
-    const OpRecord& r = recs[i];
+  std::vector<OpRecord> kept;
+  kept.reserve(n_kept);
+  for (const OpRecord& r : recs) {
     if (Kept(*c, r, cut)) {
-      if (out != i) recs[out] = r;
-      ++out;
+      kept.push_back(r);
       continue;
     }
     ++c->trimmed;
@@ -65,9 +79,8 @@ void Trim(uint64_t cut, CommSnapshot* c) {
     // Once per index, the first record (as JobIndex::FindColl picks).
     if (!slot.held()) slot = SigOf(r);
   }
-  recs.resize(out);
-  // Give the trimmed part back unless it is small (a shrink is a copy).
-  if (recs.capacity() > out + out / 4) recs.shrink_to_fit();
+  RecycleRecordBuffer(std::move(recs));
+  recs = std::move(kept);
 }
 
 }  // namespace
@@ -78,11 +91,18 @@ uint64_t RecordsPerFile(uint64_t budget_bytes, uint64_t files) {
   return std::max(per_file, kMinWindowRecords);
 }
 
-void TrimToWindow(uint64_t max_records, ProcessSnapshot* snap) {
+WindowPolicy WindowFor(uint64_t budget_bytes, uint64_t window_records, uint64_t files) {
+  WindowPolicy p;
+  p.share = RecordsPerFile(budget_bytes, files);
+  p.full = window_records == 0 ? p.share : std::min(p.share, window_records);
+  return p;
+}
+
+void TrimToWindow(const WindowPolicy& policy, ProcessSnapshot* snap) {
   uint64_t total = 0;
   for (const CommSnapshot& c : snap->comms) total += c.records.size();
-  if (total <= max_records) return;
-  const uint64_t cut = CutTime(*snap, max_records);
+  if (total <= policy.full) return;
+  const Cut cut{CutTime(*snap, policy.full), total <= policy.share};
   for (CommSnapshot& c : snap->comms) Trim(cut, &c);
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -155,6 +156,31 @@ TEST_F(InputsTest, ReloadGivesTheChosenFilesTheWholeBudget) {
   EXPECT_EQ(in.processes[1].comms[0].records.size(), 256u);
   EXPECT_EQ(in.processes[2].pid, 3);
   EXPECT_EQ(in.processes[2].comms[0].records.size(), 256u);
+}
+
+// `flightrec analyze --window`: a cap on full records per file that holds
+// however large the memory budget is, and only where a file exceeds it.
+TEST_F(InputsTest, TheWindowCapsFullRecordsPerFileWhateverTheBudget) {
+  std::map<std::string, ReadResult> results;
+  const uint64_t sizes[] = {1000, 100, 50};
+  for (uint64_t n : sizes) {
+    const std::string p = Write("r" + std::to_string(n) + ".ring", true);
+    results[p] = {true, WithRecords(Snap(p, "h", static_cast<int>(n), "job", false, 0), n), ""};
+  }
+  LoadOptions options;
+  options.threads = 2;
+  options.read = [&results](const std::string& p) { return results.at(p); };
+  options.record_budget_bytes = uint64_t{1} << 30;
+  options.window_records = 100;
+  const Inputs in = LoadInputs({dir_.string()}, options);
+  ASSERT_EQ(in.processes.size(), 3u);
+  for (const ProcessSnapshot& p : in.processes) {
+    const CommSnapshot& c = p.comms[0];
+    const uint64_t had = static_cast<uint64_t>(p.pid);
+    EXPECT_EQ(c.records.size(), std::min<uint64_t>(had, 100)) << p.path;
+    EXPECT_EQ(c.trimmed, had > 100 ? had - 100 : 0) << p.path;
+    EXPECT_EQ(c.records.back().op_index, had - 1) << p.path;  // the newest are kept
+  }
 }
 
 }  // namespace

@@ -122,6 +122,90 @@ TEST(RecordWindowTest, RecordsPerFileSharesTheBudgetWithAFloor) {
   EXPECT_EQ(analysis::RecordsPerFile(1024, 16384), analysis::kMinWindowRecords);
 }
 
+TEST(RecordWindowTest, WindowForTakesTheSmallerOfWindowAndMemoryShare) {
+  const uint64_t gib = uint64_t{1} << 30;
+  // No limit at all.
+  analysis::WindowPolicy p = analysis::WindowFor(0, 0, 64);
+  EXPECT_EQ(p.full, UINT64_MAX);
+  EXPECT_EQ(p.share, UINT64_MAX);
+  // The window alone (no memory limit): p2p records never need dropping.
+  p = analysis::WindowFor(0, 1024, 64);
+  EXPECT_EQ(p.full, 1024u);
+  EXPECT_EQ(p.share, UINT64_MAX);
+  // A few files: the window is the smaller; the share stays the memory's.
+  p = analysis::WindowFor(gib, 1024, 64);
+  EXPECT_EQ(p.full, 1024u);
+  EXPECT_EQ(p.share, analysis::RecordsPerFile(gib, 64));
+  // Many files: the memory share is the smaller, and both are it.
+  p = analysis::WindowFor(uint64_t{128} << 20, 1024, 16384);
+  EXPECT_EQ(p.full, analysis::kMinWindowRecords);
+  EXPECT_EQ(p.share, analysis::kMinWindowRecords);
+}
+
+// One comm of `n` done ops enqueued 1 us apart, every other one a Send #k
+// to rank 1 (the rest collectives #k), as a p2p-heavy pipeline rank holds.
+ProcessSnapshot MixedRank(uint64_t n) {
+  ProcessSnapshot p;
+  p.pid = 1;
+  CommSnapshot c;
+  c.comm_id = 9;
+  c.nranks = 2;
+  c.rank = 0;
+  c.flags = format::kRegionCompletionTracked;
+  for (uint64_t i = 0; i < n; ++i) {
+    OpRecord r;
+    r.slot_seq = i;
+    r.op_index = i / 2;
+    r.nccl_seq = i;
+    r.count = 100 + i;
+    r.state = format::kOpDone;
+    r.t_enqueue_ns = 1000 + i * 1000;
+    if (i % 2 == 1) {
+      r.flags = format::kFlagP2p;
+      r.func = format::kFuncSend;
+      r.root_or_peer = 1;
+    } else {
+      r.func = format::kFuncAllReduce;
+    }
+    c.records.push_back(r);
+  }
+  c.head = n;
+  c.coll_count = (n + 1) / 2;
+  c.p2p_count = n / 2;
+  p.comms.push_back(std::move(c));
+  return p;
+}
+
+TEST(RecordWindowTest, WithinItsMemoryShareAFileKeepsEveryP2pRecord) {
+  ProcessSnapshot p = MixedRank(40);
+  analysis::TrimToWindow(analysis::WindowPolicy{10, UINT64_MAX}, &p);
+  const CommSnapshot& c = p.comms[0];
+  // The newest 10 ops, and the 15 older Sends, which have no signature.
+  ASSERT_EQ(c.records.size(), 25u);
+  EXPECT_EQ(c.trimmed, 15u);
+  size_t sends = 0;
+  for (const OpRecord& r : c.records) sends += r.is_p2p();
+  EXPECT_EQ(sends, 20u);
+  // The 15 older collectives are signatures, by op index.
+  EXPECT_EQ(c.history_first, 0u);
+  ASSERT_EQ(c.history.size(), 15u);
+  for (const CollSig& s : c.history) EXPECT_TRUE(s.held());
+  // Ascending slot order is kept.
+  for (size_t i = 1; i < c.records.size(); ++i) {
+    EXPECT_LT(c.records[i - 1].slot_seq, c.records[i].slot_seq);
+  }
+}
+
+TEST(RecordWindowTest, OverItsMemoryShareAFileDropsOlderP2pRecords) {
+  ProcessSnapshot p = MixedRank(40);
+  analysis::TrimToWindow(analysis::WindowPolicy{10, 20}, &p);
+  const CommSnapshot& c = p.comms[0];
+  ASSERT_EQ(c.records.size(), 10u);
+  EXPECT_EQ(c.trimmed, 30u);
+  EXPECT_EQ(c.records.front().slot_seq, 30u);
+  EXPECT_EQ(c.history.size(), 15u);
+}
+
 TEST(RecordWindowTest, AFileWithinItsShareIsLeftExactlyAsRead) {
   const std::vector<ProcessSnapshot> whole = MakeJob(LongJob(Fault::kNone));
   std::vector<ProcessSnapshot> same = whole;
