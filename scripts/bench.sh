@@ -77,29 +77,32 @@ run_size() {
   log "analyze $n ranks (best of $ANALYZE_RUNS, and of as many bare decompressions)"
   # Best of several runs: other load on a shared machine only ever adds time.
   # Both sides are timed the same way, as whole processes (start-up, the
-  # directory walk and exit included); genjob's own in-process figure is
-  # kept in the row too.
-  local t0 t1 rc=0 best="" dec="" dbest="" d k
-  for ((k = 0; k < ANALYZE_RUNS; ++k)); do
-    rc=0
-    t0=$(date +%s.%N)
-    /usr/bin/time -v -o "$OUT/analyze-$n.time.$k" "$BUILD/bin/flightrec" analyze \
-      --format json -o "$OUT/analyze-$n.json" "$dir" || rc=$?
-    t1=$(date +%s.%N)
-    best=$(python3 -c "import sys; a=[float(x) for x in sys.argv[1:] if x]; print(min(a))" \
-      "$best" "$(python3 -c "print($t1 - $t0)")")
-    t0=$(date +%s.%N)
-    d=$("$BUILD/bin/flightrec-genjob" --decompress "$dir" --threads "$(nproc)")
-    t1=$(date +%s.%N)
-    dbest=$(python3 -c "import sys; a=[float(x) for x in sys.argv[1:] if x]; print(min(a))" \
-      "$dbest" "$(python3 -c "print($t1 - $t0)")")
-    dec=$(python3 -c "import json,sys; a=[json.loads(x) for x in sys.argv[1:] if x]; print(json.dumps(min(a, key=lambda r: r['seconds'])))" "$dec" "$d")
-  done
-  cat "$OUT"/analyze-"$n".time.* > "$OUT/analyze-$n.time"
-  rm -f "$OUT"/analyze-"$n".time.*
-  t0=0
-  t1=$best
-  local zt0 zt1
+  # directory walk and exit included) by one clock read just around the
+  # child, alternating so that both see the same machine; genjob's own
+  # in-process figure is kept in the row too. Peak memory comes from one
+  # more analyze run under /usr/bin/time (whose own start-up is not timed).
+  local rc=0 timing best dbest dec
+  timing=$(python3 - "$ANALYZE_RUNS" "$OUT/analyze-$n.json" "$BUILD/bin/flightrec" \
+    "$BUILD/bin/flightrec-genjob" "$dir" "$(nproc)" <<'EOF'
+import json, subprocess, sys, time
+runs, report, flightrec, genjob, d, threads = sys.argv[1:]
+def wall(cmd):
+    t = time.perf_counter()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t, p.stdout
+a, z, inner = [], [], []
+for _ in range(int(runs)):
+    a.append(wall([flightrec, "analyze", "--format", "json", "-o", report, d])[0])
+    s, out = wall([genjob, "--decompress", d, "--threads", threads])
+    z.append(s)
+    inner.append(json.loads(out))
+print(min(a), min(z), json.dumps(min(inner, key=lambda r: r["seconds"])))
+EOF
+)
+  read -r best dbest dec <<<"$timing"
+  /usr/bin/time -v -o "$OUT/analyze-$n.time" "$BUILD/bin/flightrec" analyze \
+    --format json -o "$OUT/analyze-$n.json" "$dir" || rc=$?
+  local t0=0 t1=$best zt0 zt1
   zt0=$(date +%s.%N)
   find "$dir" -name '*.frdump' -print0 | xargs -0 zstd -tq
   zt1=$(date +%s.%N)

@@ -9,10 +9,10 @@
 namespace flightrec {
 namespace itest {
 
-AnalyzeRun RunAnalyze(const std::vector<std::string>& paths) {
+AnalyzeRun RunAnalyze(const std::vector<std::string>& paths, const std::string& options) {
   AnalyzeRun run;
   const std::string dir = MakeTempDir("analyze");
-  std::string cmd = "'" + BuildDir() + "/bin/flightrec' analyze --format json";
+  std::string cmd = "'" + BuildDir() + "/bin/flightrec' analyze --format json " + options;
   for (const std::string& p : paths) cmd += " '" + p + "'";
   cmd += " >'" + dir + "/report.json' 2>'" + dir + "/stderr.txt'";
   run.exit_code = RunShell(cmd);

@@ -19,7 +19,8 @@ struct AnalyzeRun {
   std::string output;     // stdout + stderr, for failure messages
 };
 
-AnalyzeRun RunAnalyze(const std::vector<std::string>& paths);
+// `options` go on the command line before the paths (e.g. "--window 0").
+AnalyzeRun RunAnalyze(const std::vector<std::string>& paths, const std::string& options = "");
 
 // World rank of a Process object of the report; -1 when it has none.
 int WorldRank(const nlohmann::json& process);
