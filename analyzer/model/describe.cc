@@ -52,6 +52,9 @@ std::string OpLabel(const OpRef& op) {
   std::string s = format::FuncName(op.func);
   s += " #" + std::to_string(op.index);
   if (op.p2p) s += (op.func == format::kFuncRecv ? " from " : " to ") + std::to_string(op.peer);
+  // The tag is the caller's name for the op (a training step): the first
+  // thing an on-call engineer can match against the framework's own logs.
+  if (op.user_tag != 0) s += " (user tag " + std::to_string(op.user_tag) + ")";
   return s;
 }
 
@@ -97,6 +100,7 @@ OpRef OpOf(const OpRecord& r) {
   op.index = r.op_index;
   op.p2p = r.is_p2p();
   op.peer = op.p2p ? r.root_or_peer : -1;
+  op.user_tag = r.user_tag;
   return op;
 }
 

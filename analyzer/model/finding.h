@@ -47,6 +47,9 @@ struct OpRef {
   uint64_t index = 0;
   bool p2p = false;
   int32_t peer = -1;  // p2p only
+  // NCCL's per-call user profiler tag (API v7, docs/plugin.md), where
+  // frameworks put their training step; 0 when untagged or unknown.
+  uint64_t user_tag = 0;
 };
 
 // One rank named by a finding, with what we know about it.

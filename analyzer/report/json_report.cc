@@ -45,6 +45,7 @@ json OpJson(const OpRef& op) {
             {"seq", op.seq == UINT64_MAX ? json(nullptr) : json(op.seq)},
             {"index", op.index}};
   if (op.p2p) j["peer"] = op.peer;
+  if (op.user_tag != 0) j["user_tag"] = op.user_tag;
   return j;
 }
 

@@ -257,6 +257,22 @@ TEST_P(AnalyzeAcceptance, StuckRankIsTheOnlyCulprit) {
   EXPECT_TRUE(FindingsOf(run.report, "all_stuck").empty()) << Describe(run);
 }
 
+// 1b. The same on NCCL 2.31 (profiler API v7), whose calls carry a user
+// tag: the emulator tags each op with its step (op / 8 + 1), as a framework
+// would, and the report names it with the op the job waits on.
+TEST_P(AnalyzeAcceptance, StuckRankOnApiV7NamesTheStepFromTheUserTag) {
+  const Fault f = L().stuck;
+  EmuJob job = Hang("stuck-v7", Spec("stuck", f) + " --nccl-version 2.31", f.op, L().ranks);
+  AnalyzeRun run = Analyze({job.ring_dir});
+  ExpectStuckOutsideNccl(run, f.rank);
+  const auto& top = run.report["findings"][0];
+  const uint64_t step = static_cast<uint64_t>(f.op / kPeriod + 1);
+  EXPECT_EQ(top["op"].value("user_tag", uint64_t{0}), step) << Describe(run);
+  EXPECT_NE(run.report.value("headline", "").find("(user tag " + std::to_string(step) + ")"),
+            std::string::npos)
+      << Describe(run);
+}
+
 // 2. Skips op N and runs on. Three shapes: its next op on that comm follows
 // (its records are the others' shifted), it blocks in the world comm first,
 // and it skips its Send/Recv.

@@ -74,6 +74,30 @@ TEST_P(AnalyzerModelTest, StuckRankIsTheOnlyCulpritAndOutsideNccl) {
   EXPECT_EQ(a.First(FindingKind::kDeadlock), nullptr);
 }
 
+// API v7 carries a per-call user tag (frameworks put the training step
+// there): the op a finding names shows it, so the report can be matched
+// against the framework's logs. Untagged ops (older APIs) show none.
+TEST_P(AnalyzerModelTest, TheStuckOpNamesItsUserTag) {
+  JobSpec spec = Spec(Fault::kStuckBeforeOp);
+  spec.op = 6;  // the TP AllReduce of step 2
+  std::vector<ProcessSnapshot> procs = MakeJob(spec);
+  for (ProcessSnapshot& p : procs) {
+    for (CommSnapshot& c : p.comms) {
+      for (OpRecord& r : c.records) r.user_tag = 1000 + r.op_index;
+    }
+  }
+  Analyzed tagged(procs);
+  const analysis::Finding& top = tagged.result.findings.front();
+  EXPECT_EQ(top.kind, FindingKind::kLaggingRank);
+  EXPECT_EQ(top.op.index, 2u);
+  EXPECT_EQ(top.op.user_tag, 1002u);
+  EXPECT_NE(top.summary.find("AllReduce #2 (user tag 1002)"), std::string::npos) << top.summary;
+
+  Analyzed untagged(MakeJob(spec));
+  EXPECT_EQ(untagged.result.findings.front().op.user_tag, 0u);
+  EXPECT_EQ(untagged.result.findings.front().summary.find("user tag"), std::string::npos);
+}
+
 TEST_P(AnalyzerModelTest, SkippedOpLeavesTheRankOneBehind) {
   JobSpec spec = Spec(Fault::kSkipOp);
   spec.tp = 0;  // one comm: the skip shifts the rank's indices by one

@@ -101,6 +101,14 @@ TEST(ReportTest, JsonFollowsTheSchema) {
   EXPECT_EQ(j["inputs"]["rejected"][0]["reason"], "bad magic");
 }
 
+TEST(ReportTest, JsonOpCarriesTheUserTagOnlyWhenThereIsOne) {
+  Reported r(Stuck());
+  EXPECT_FALSE(json::parse(report::JsonReport(r.In()))["findings"][0]["op"].contains("user_tag"));
+  r.job.result.findings[0].op.user_tag = 77;
+  const json j = json::parse(report::JsonReport(r.In()));
+  EXPECT_EQ(j["findings"][0]["op"]["user_tag"], 77);
+}
+
 TEST(ReportTest, JsonNamesMissingRanksWithNullHost) {
   JobSpec spec = Stuck();
   spec.fault = Fault::kMissingFile;
