@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -14,30 +11,12 @@
 
 #include "analyzer/model/record_window.h"
 #include "analyzer/reader/record_buffers.h"
-#include "flightrec/record_format.h"
 
 namespace flightrec {
 namespace analysis {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A ring starts with the format magic, a dump with the zstd frame magic.
-// Returns "" for those, else why the file is not one.
-std::string NotFlightrec(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "rbe");
-  if (f == nullptr) return std::string("cannot open: ") + std::strerror(errno);
-  unsigned char head[8] = {};
-  const size_t n = std::fread(head, 1, sizeof(head), f);
-  std::fclose(f);
-  uint64_t magic = 0;
-  uint32_t zstd = 0;
-  if (n >= 4) __builtin_memcpy(&zstd, head, 4);
-  if (n >= 8) __builtin_memcpy(&magic, head, 8);
-  if (zstd == format::kZstdFrameMagic || magic == format::Magic()) return "";
-  return n == 0 ? "empty file: not a flightrec ring or dump"
-                : "not a flightrec ring or dump (no ring or zstd magic); ignored";
-}
 
 // Files of ours that are never inputs: a dump or report still being
 // written (or left by a process killed before its rename), and the trigger
@@ -59,14 +38,12 @@ void Walk(const std::string& dir, std::vector<std::string>* files,
     }
     std::error_code fec;
     if (Companion(it->path()) || !it->is_regular_file(fec)) continue;
-    // Anything else is listed: a file that is not ours is named with the
-    // reason it was not read, so nothing is dropped silently.
-    const std::string why = NotFlightrec(it->path().string());
-    if (why.empty()) {
-      files->push_back(it->path().string());
-    } else {
-      rejected->push_back({it->path().string(), why});
-    }
+    // Not opened here: the reader threads judge every file, from its first
+    // bytes when it is not ours (one open per file, in parallel: on a
+    // shared file system of 16k dumps the opens are the cost), and a file
+    // that is not ours is listed with the reason, so nothing is dropped
+    // silently.
+    files->push_back(it->path().string());
   }
 }
 

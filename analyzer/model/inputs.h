@@ -60,11 +60,10 @@ void ReloadProcesses(const std::vector<size_t>& which, const LoadOptions& option
 // several ops of one file cost one read.
 RecordSource FileRecordSource(const LoadOptions& options = {});
 
-// Files found under `paths` (directories walked recursively, sorted). A file
-// named explicitly is always returned; one found in a directory only when it
-// starts like a ring or a dump, else it is reported in *rejected with the
-// reason (except *.tmp and *.trigger, ours and never inputs). Missing paths
-// are reported in *rejected.
+// Files found under `paths` (directories walked recursively, sorted): every
+// regular file except *.tmp and *.trigger (ours, never inputs). None is
+// opened here; the reader rejects one that is not a ring or a dump from its
+// first bytes. Missing paths are reported in *rejected.
 std::vector<std::string> CollectFiles(const std::vector<std::string>& paths,
                                       std::vector<RejectedInput>* rejected);
 

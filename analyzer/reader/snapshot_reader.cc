@@ -28,25 +28,42 @@ ReadResult Fail(const std::string& name, const std::string& problem) {
 
 std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
-// Reads the whole file with pread, retrying EINTR. A file that shrinks while
-// we read yields the bytes that were there (the parser then reports it as
-// truncated); one that grows is read up to its size at fstat time.
-bool ReadWholeFile(int fd, uint64_t size, reader_internal::ByteBuffer* out, std::string* error) {
-  out->Resize(static_cast<size_t>(size));
-  uint64_t done = 0;
-  while (done < size) {
+// Reads up to `size` bytes from the start of the file with pread, retrying
+// EINTR; *done is how many arrived (fewer when the file shrank meanwhile).
+bool ReadPrefix(int fd, uint8_t* dst, uint64_t size, uint64_t* done, std::string* error) {
+  *done = 0;
+  while (*done < size) {
     ssize_t n =
-        pread(fd, out->data() + done, static_cast<size_t>(size - done), static_cast<off_t>(done));
+        pread(fd, dst + *done, static_cast<size_t>(size - *done), static_cast<off_t>(*done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       *error = Errno("read failed");
       return false;
     }
     if (n == 0) break;
-    done += static_cast<uint64_t>(n);
+    *done += static_cast<uint64_t>(n);
   }
-  out->Resize(static_cast<size_t>(done));
   return true;
+}
+
+// Reads the whole file. A file that shrinks while we read yields the bytes
+// that were there (the parser then reports it as truncated); one that grows
+// is read up to its size at fstat time.
+bool ReadWholeFile(int fd, uint64_t size, reader_internal::ByteBuffer* out, std::string* error) {
+  out->Resize(static_cast<size_t>(size));
+  uint64_t done = 0;
+  const bool ok = ReadPrefix(fd, out->data(), size, &done, error);
+  out->Resize(static_cast<size_t>(done));
+  return ok;
+}
+
+// True unless the first 8 bytes are there and start neither a ring (format
+// magic) nor a dump (zstd frame magic).
+bool StartsLikeOurs(const uint8_t* head, uint64_t n) {
+  const BoundedView v{head, static_cast<size_t>(n)};
+  uint64_t magic = 0;
+  if (!v.Read(0, &magic)) return true;  // too short to tell: the parser says why
+  return reader_internal::IsZstdFrame(v) || magic == format::Magic();
 }
 
 // Parses an uncompressed image already in memory.
@@ -106,11 +123,20 @@ ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits) {
   // Reused like the image (byte_buffer.h); ReadSnapshotBytes copies what it
   // keeps, so nothing points into it once this returns.
   thread_local reader_internal::ByteBuffer bytes;
+  uint8_t head[8] = {};
+  uint64_t head_size = 0;
   bool read_ok = false;
+  bool foreign = false;
   if (fstat(fd, &st) != 0) {
     error = Errno("cannot stat");
   } else if (!S_ISREG(st.st_mode)) {
     error = "not a regular file";
+  } else if (!ReadPrefix(fd, head, sizeof(head), &head_size, &error)) {
+    // error says why
+  } else if (!StartsLikeOurs(head, head_size)) {
+    // Judged on its first bytes, whatever its size: the directories given to
+    // `flightrec analyze` may also hold checkpoints and logs.
+    foreign = true;
   } else if (static_cast<uint64_t>(st.st_size) > limits.max_image_size) {
     error = "file is " + std::to_string(st.st_size) + " bytes, more than the limit of " +
             std::to_string(limits.max_image_size);
@@ -118,6 +144,7 @@ ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits) {
     read_ok = ReadWholeFile(fd, static_cast<uint64_t>(st.st_size), &bytes, &error);
   }
   close(fd);
+  if (foreign) return ReadSnapshotBytes(head, head_size, path, limits);  // names the magic
   if (!read_ok) return Fail(path, error);
   return ReadSnapshotBytes(bytes.data(), bytes.size(), path, limits);
 }

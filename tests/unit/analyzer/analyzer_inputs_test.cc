@@ -61,14 +61,24 @@ TEST_F(InputsTest, CollectWalksDirectoriesAndListsForeignFiles) {
   Write("x.frdump.tmp", true);            // being written: silent
   std::vector<RejectedInput> rejected;
   const auto files = CollectFiles({dir_.string(), (dir_ / "nope").string()}, &rejected);
-  EXPECT_EQ(files, (std::vector<std::string>{ring, nested}));
-  ASSERT_EQ(rejected.size(), 2u);
-  EXPECT_EQ(rejected[0].path, notes);
-  EXPECT_NE(rejected[0].reason.find("not a flightrec ring or dump"), std::string::npos);
-  EXPECT_NE(rejected[1].reason.find("no such file"), std::string::npos);
-  // A file named explicitly is always read (the reader will judge it).
+  // Nothing is opened while walking: the reader judges every file.
+  EXPECT_EQ(files, (std::vector<std::string>{ring, notes, nested}));
+  ASSERT_EQ(rejected.size(), 1u);
+  EXPECT_NE(rejected[0].reason.find("no such file"), std::string::npos);
+  // A file named explicitly is read the same way.
   const std::string txt = (dir_ / "notes.txt").string();
   EXPECT_EQ(CollectFiles({txt}, &rejected), std::vector<std::string>{txt});
+
+  // The real reader rejects the file that is not ours from its first
+  // bytes, with the reason, and reads the others.
+  const Inputs in = LoadInputs({dir_.string()});
+  std::map<std::string, std::string> why;
+  for (const RejectedInput& r : in.rejected) why[r.path] = r.reason;
+  ASSERT_EQ(why.count(notes), 1u);
+  EXPECT_NE(why[notes].find("not a flightrec ring or dump (bad magic"), std::string::npos)
+      << why[notes];
+  ASSERT_EQ(why.count(ring), 1u);  // the magic alone: truncated, not foreign
+  EXPECT_EQ(why[ring].find("not a flightrec"), std::string::npos) << why[ring];
 }
 
 TEST_F(InputsTest, KeepsNewestDumpPerProcessAndListsRejects) {
