@@ -46,6 +46,9 @@ __attribute__((noinline, cold)) void BindSlow(CommRecorder* comm, uint64_t handl
 __attribute__((noinline, cold)) void CountForeign() {
   CountProcessDrop(format::kDropForeignHandle);
 }
+__attribute__((noinline, cold)) void CountPxnForeign() {
+  CountProcessDrop(format::kDropPxnForeign);
+}
 __attribute__((noinline, cold)) void CountStale() { CountProcessDrop(format::kDropStaleHandle); }
 __attribute__((noinline, cold)) void CountNullContext() {
   CountProcessDrop(format::kDropNullContext);

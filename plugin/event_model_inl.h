@@ -45,6 +45,7 @@ void BindSlow(CommRecorder* comm, uint64_t handle, uint64_t comm_hash, const cha
 // them. (Not declared cold here: GCC 12 then moved whole op paths into
 // .text.unlikely; the branches to them carry __builtin_expect instead.)
 void CountForeign();
+void CountPxnForeign();
 void CountStale();
 void CountNullContext();
 
@@ -157,7 +158,7 @@ FLIGHTREC_HOT_INLINE void* StartProxyOp(void* context, void* parent, int32_t pid
   // PXN: another process's op carries its context and parent, meaningless
   // here (and possibly decodable as one of ours). The pid decides first.
   if (FLIGHTREC_UNLIKELY(pid != CachedPid())) {
-    detail::CountForeign();
+    detail::CountPxnForeign();  // the other process's op, not a loss
     return nullptr;
   }
   (void)context;  // the parent op names the comm

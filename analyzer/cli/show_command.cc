@@ -75,7 +75,8 @@ const char* StateName(uint8_t state) { return format::OpStateName(state); }
 Json DropsJson(const uint64_t* drops, size_t n) {
   Json j = Json::object();
   for (size_t i = 0; i < n; ++i) {
-    // Reserved causes appear only when a newer writer used them.
+    // Causes after format 1.0's (and reserved ones, which a newer writer may
+    // use) appear only when non-zero: 1.0 files print as they always did.
     if (i > format::kDropNoApiSlot && drops[i] == 0) continue;
     j[format::kDropCauseNames[i]] = drops[i];
   }

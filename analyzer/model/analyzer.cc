@@ -149,7 +149,7 @@ void AddNotes(const JobIndex& index, const JobProgress& progress, Analysis* a) {
   AddWindowNote(index, a);
   for (size_t p = 0; p < index.processes().size(); ++p) {
     const ProcessSnapshot& snap = index.processes()[p];
-    const uint64_t drops = std::accumulate(snap.drops.begin(), snap.drops.end(), uint64_t{0});
+    const uint64_t drops = LostEvents(snap);
     uint64_t torn = 0;
     for (const CommSnapshot& c : snap.comms) torn += c.torn;
     std::string what;

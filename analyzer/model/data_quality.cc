@@ -6,6 +6,14 @@
 namespace flightrec {
 namespace analysis {
 
+uint64_t LostEvents(const ProcessSnapshot& process) {
+  uint64_t lost = 0;
+  for (size_t i = 0; i < process.drops.size(); ++i) {
+    if (i != format::kDropPxnForeign) lost += process.drops[i];
+  }
+  return lost;
+}
+
 double DataQuality(const JobIndex& index, int32_t group, bool history_matters) {
   const CommGroup& g = index.groups()[group];
   bool torn = false, dropped = false, untracked = false, overwritten = false;
@@ -15,7 +23,7 @@ double DataQuality(const JobIndex& index, int32_t group, bool history_matters) {
     const ProcessSnapshot& p = index.processes()[m.process];
     torn = torn || c.torn > 0;
     dropped = dropped || std::accumulate(c.drops.begin(), c.drops.end(), uint64_t{0}) > 0 ||
-              std::accumulate(p.drops.begin(), p.drops.end(), uint64_t{0}) > 0;
+              LostEvents(p) > 0;
     untracked = untracked || (c.flags & format::kRegionCompletionTracked) == 0;
     overwritten = overwritten || c.overwritten > 0;
   }

@@ -56,6 +56,11 @@ void DetectStragglers(const JobIndex& index, const StragglerOptions& options,
 // or (history_matters) old records were overwritten.
 double DataQuality(const JobIndex& index, int32_t group, bool history_matters);
 
+// Events a process's recorder dropped that were its own to record: every
+// drop cause but kDropPxnForeign (another process's ProxyOp, declined by
+// design, normal on every multi-node job with PXN).
+uint64_t LostEvents(const ProcessSnapshot& process);
+
 }  // namespace analysis
 }  // namespace flightrec
 

@@ -120,7 +120,7 @@ constexpr uint64_t kMagicMasked = 0x435452474948464cULL ^ kMagicMask;
 constexpr uint64_t Magic() { return kMagicMasked ^ kMagicMask; }
 constexpr uint32_t kEndianMarker = 0x01020304u;
 constexpr uint16_t kFormatMajor = 1;
-constexpr uint16_t kFormatMinor = 0;
+constexpr uint16_t kFormatMinor = 1;  // 1.1: kDropPxnForeign
 // The zstd frame magic as it appears in the first four bytes of a dump.
 constexpr uint32_t kZstdFrameMagic = 0xFD2FB528u;
 
@@ -164,14 +164,17 @@ enum DumpReason : uint32_t {
 enum DropCause : uint32_t {
   kDropNoRegion = 0,       // communicator had no free region
   kDropNullContext = 1,    // event for a declined/failed communicator
-  kDropForeignHandle = 2,  // handle/context not ours (PXN, garbage)
+  kDropForeignHandle = 2,  // handle/context not ours (garbage, stale pointers)
   kDropStaleHandle = 3,    // slot was reused by a newer op before the event
   kDropUnknownEvent = 4,   // event type or state we do not know
   kDropBadDescriptor = 5,  // descriptor field out of range (e.g. channel id)
   kDropAfterFinalize = 6,  // event for a communicator already finalized
   kDropDisabled = 7,       // recording disabled after an error
   kDropNoApiSlot = 8,      // API-level scratch entry was recycled (graph replays excepted)
-  kNumDropCauses = 16,     // array size; unused causes stay 0
+  // Format 1.1: a ProxyOp another process handed to ours (PXN, profiler-api.md
+  // c.8), declined by its pid. Not data loss: the op is the other process's.
+  kDropPxnForeign = 9,
+  kNumDropCauses = 16,  // array size; unused causes stay 0
 };
 
 // Operation function codes (our own, stable across NCCL versions).

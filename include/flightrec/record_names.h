@@ -44,7 +44,7 @@ static_assert(sizeof(kOpStateNames) / sizeof(kOpStateNames[0]) == kNumOpStates,
 constexpr const char* kDropCauseNames[] = {
     "no_region",     "null_context",   "foreign_handle", "stale_handle",
     "unknown_event", "bad_descriptor", "after_finalize", "disabled",
-    "no_api_slot",   "reserved9",      "reserved10",     "reserved11",
+    "no_api_slot",   "pxn_foreign",    "reserved10",     "reserved11",
     "reserved12",    "reserved13",     "reserved14",     "reserved15"};
 static_assert(sizeof(kDropCauseNames) / sizeof(kDropCauseNames[0]) == kNumDropCauses,
               "one name per DropCause slot");

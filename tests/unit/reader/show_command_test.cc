@@ -114,7 +114,7 @@ TEST_F(ShowCommandTest, JsonFollowsTheDocumentedSchema) {
     EXPECT_TRUE(h.contains(key)) << key;
   }
   EXPECT_EQ(h.size(), 26u);
-  EXPECT_EQ(h["version"], "1.0");
+  EXPECT_EQ(h["version"], "1." + std::to_string(format::kFormatMinor));
   EXPECT_EQ(h["process_state"], "running");
   EXPECT_EQ(h["clock_source"], "monotonic");
   EXPECT_EQ(h["dump_reason"], "none");
