@@ -29,8 +29,10 @@ TEST(PluginEnvFaults, UnwritableDirDisablesRecordingAndSaysSo) {
 }
 
 TEST(PluginEnvFaults, FullFilesystemDisablesRecordingAndSaysSo) {
-  // 64 blocks is far below one ring file; the job's own files are smaller.
-  EmuJob job = RunEmu("fsize", kSmallJob, {}, "ulimit -f 64; trap '' XFSZ; ");
+  // 1024 blocks (512 KiB under /bin/sh) is far below one ring file (8 MiB);
+  // the job's own files (the coordination file with its PXN mailboxes,
+  // ~50 KiB here) are smaller.
+  EmuJob job = RunEmu("fsize", kSmallJob, {}, "ulimit -f 1024; trap '' XFSZ; ");
   ExpectJobCompleted(job);
   EXPECT_NE(job.log.find("NCCL WARN"), std::string::npos) << job.log;
   EXPECT_NE(job.log.find("flightrec"), std::string::npos) << job.log;

@@ -5,6 +5,9 @@
 
 #include <map>
 
+#include "analyzer/model/analyzer.h"
+#include "analyzer/model/inputs.h"
+#include "analyzer/model/job_index.h"
 #include "emulator/src/schedule.h"
 #include "emulator/src/topology.h"
 #include "flightrec/record_names.h"
@@ -146,6 +149,54 @@ TEST(PluginRecords, WithoutKernelChACapturedPlanIsRecordedOnceAtCapture) {
         EXPECT_EQ(c->records[k].graph, k >= eager[info.name].size()) << info.name << " " << k;
       }
     }
+  }
+}
+
+// PXN (profiler-api.md c.8): each rank's network sends on odd channels are
+// reported by its node partner's proxy, in the partner's process, with this
+// rank's context, parent handle and pid. Handles encode region and slot
+// numbers, and partners run the same schedule, so the partner's handles
+// would decode as valid ones here: only proxyOp.pid tells them apart. Every
+// rank's records must still match the schedule, its ops must count only the
+// proxy ops its own proxy ran, and every foreign op it reported must be
+// declined and counted as such (pxn_foreign, not a loss: the analyzer stays
+// quiet about them).
+TEST(PluginRecords, PxnProxyOpsOfAnotherProcessAreDeclinedAndCounted) {
+  EmuJob job = RunEmu("records-pxn",
+                      "--ranks 8 --tp 4 --ranks-per-node 4 --ops 400 --step-us 5 --pxn "
+                      "--nccl-version 2.28.9 --hang-timeout-s 30");
+  ExpectRanksRecords(job, 400, /*gpu_timers=*/true);
+  std::map<int, uint64_t> reported;
+  for (const auto& r : job.summary["ranks"]) {
+    reported[r["rank"].get<int>()] = r["pxn_reported"].get<uint64_t>();
+  }
+  emu::Topology topo(kRanks, kTp, 4, job.summary["job_id"].get<std::string>());
+  for (const RankRings& rr : ReadRings(job)) {
+    SCOPED_TRACE("rank " + std::to_string(rr.rank));
+    // 400 ops, ~half of them on comms that span nodes, several odd channels
+    // each: hundreds reported, and each one declined.
+    EXPECT_GT(reported[rr.rank], 200u);
+    EXPECT_EQ(rr.view.pxn_foreign_drops, reported[rr.rank]);
+    EXPECT_EQ(rr.view.foreign_handle_drops, 0u);
+    for (emu::CommKind kind : {emu::CommKind::kWorld, emu::CommKind::kTp, emu::CommKind::kDp}) {
+      const emu::CommInfo info = topo.CommOf(kind, rr.rank);
+      const CommView* c = rr.view.Comm(info.comm_hash);
+      ASSERT_NE(c, nullptr);
+      for (const RecView& r : c->records) {
+        // A send and a receive per channel, less the sends of odd channels.
+        const int own = info.nnodes > 1 ? 2 * r.channels - r.channels / 2 : 0;
+        ASSERT_EQ(r.proxy_ops_started, own) << info.name << " op " << r.op_index;
+      }
+    }
+  }
+  // The analysis calls the job healthy and says nothing of dropped events:
+  // declining another process's ops loses nothing.
+  const analysis::Inputs in = analysis::LoadInputs({job.ring_dir});
+  const analysis::JobIndex index(in.processes);
+  const analysis::Analysis a = analysis::Analyze(index);
+  EXPECT_EQ(a.verdict, analysis::Verdict::kHealthy);
+  for (const std::string& note : a.notes) {
+    EXPECT_EQ(note.find("dropped"), std::string::npos) << note;
   }
 }
 

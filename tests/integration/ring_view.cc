@@ -104,6 +104,10 @@ FileView FromShowJson(const std::string& path, const std::string& cli) {
   if (h.is_object() && h.contains("disable_reason") && h["disable_reason"].is_string()) {
     v.disable_reason = h["disable_reason"].get<std::string>();
   }
+  if (j.contains("drops") && j["drops"].is_object()) {
+    v.foreign_handle_drops = U64(j["drops"].value("foreign_handle", nlohmann::json(0)));
+    v.pxn_foreign_drops = U64(j["drops"].value("pxn_foreign", nlohmann::json(0)));
+  }
   for (const auto& c : j["comms"]) {
     CommView cv;
     cv.name = c.value("name", "");
@@ -131,6 +135,8 @@ FileView FromShowJson(const std::string& path, const std::string& cli) {
       for (const auto& f : r["flags"]) rv.graph = rv.graph || f == "graph";
       rv.t_api_ns = U64(r["t_api_ns"]);
       rv.t_enqueue_ns = U64(r["t_enqueue_ns"]);
+      rv.channels = r.value("channels", 0);
+      rv.proxy_ops_started = r.value("proxy_ops_started", 0);
       cv.records.push_back(rv);
     }
     v.comms.push_back(cv);
@@ -152,6 +158,8 @@ FileView FromReader(const std::string& path) {
   v.pid = s.pid;
   v.api_version = static_cast<int>(s.api_version);
   v.disable_reason = s.disable_reason;
+  v.foreign_handle_drops = s.drops[format::kDropForeignHandle];
+  v.pxn_foreign_drops = s.drops[format::kDropPxnForeign];
   for (const CommSnapshot& c : s.comms) {
     CommView cv;
     cv.name = c.name;
@@ -179,6 +187,8 @@ FileView FromReader(const std::string& path) {
       rv.graph = (o.flags & format::kFlagGraphCaptured) != 0;
       rv.t_api_ns = o.t_api_ns;
       rv.t_enqueue_ns = o.t_enqueue_ns;
+      rv.channels = o.n_channels;
+      rv.proxy_ops_started = o.proxy_ops_started;
       cv.records.push_back(rv);
     }
     v.comms.push_back(cv);

@@ -23,6 +23,7 @@ struct RecView {
   uint64_t gpu_start_ns = 0, gpu_end_ns = 0, gpu_start_raw = 0, gpu_end_raw = 0;
   bool graph = false;  // the op's API call was graph-captured
   uint64_t t_api_ns = 0, t_enqueue_ns = 0;
+  int channels = 0, proxy_ops_started = 0;
 };
 
 struct CommView {
@@ -41,6 +42,8 @@ struct FileView {
   int64_t pid = 0;
   int api_version = 0;
   std::string disable_reason;
+  uint64_t foreign_handle_drops = 0;  // process-wide drop counters: garbage handles,
+  uint64_t pxn_foreign_drops = 0;     // and other processes' ProxyOps (PXN)
   std::vector<CommView> comms;
   const CommView* Comm(uint64_t comm_id) const;
 };

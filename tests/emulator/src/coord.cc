@@ -16,7 +16,8 @@ namespace emu {
 
 size_t CoordFileSize(int nranks, int ncomms) {
   return sizeof(CoordHeader) + sizeof(RankSlot) * nranks + sizeof(CommSlot) * ncomms +
-         sizeof(uint64_t) * kCoordCounters * static_cast<size_t>(ncomms) * nranks;
+         sizeof(uint64_t) * kCoordCounters * static_cast<size_t>(ncomms) * nranks +
+         sizeof(PxnMailbox) * nranks;
 }
 
 Coord::~Coord() {
@@ -61,6 +62,8 @@ bool Coord::Create(const std::string& path, int nranks, int ncomms, const std::s
   header_->start_wall_ns = static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + ts.tv_nsec;
   comms_ = reinterpret_cast<CommSlot*>(ranks_ + nranks);
   counters_ = reinterpret_cast<uint64_t*>(comms_ + ncomms);
+  pxn_ = reinterpret_cast<PxnMailbox*>(counters_ +
+                                       static_cast<size_t>(kCoordCounters) * ncomms * nranks);
   // Publishes the layout; pairs with the acquire load of magic in Open().
   __atomic_store_n(&header_->magic, kCoordMagic, __ATOMIC_RELEASE);
   return true;
@@ -88,6 +91,31 @@ bool Coord::Open(const std::string& path, std::string* error) {
   }
   comms_ = reinterpret_cast<CommSlot*>(ranks_ + nranks);
   counters_ = reinterpret_cast<uint64_t*>(comms_ + ncomms);
+  pxn_ = reinterpret_cast<PxnMailbox*>(counters_ +
+                                       static_cast<size_t>(kCoordCounters) * ncomms * nranks);
+  return true;
+}
+
+bool Coord::PxnPost(int target, const PxnOp& op) {
+  PxnMailbox* m = &pxn_[target];
+  const uint64_t posted = __atomic_load_n(&m->posted, __ATOMIC_RELAXED);  // ours alone
+  // Acquire: pairs with the release store of taken in PxnTake, so the slot
+  // is reused only after its op was read.
+  if (posted - __atomic_load_n(&m->taken, __ATOMIC_ACQUIRE) >= kPxnSlots) return false;
+  m->ops[posted % kPxnSlots] = op;
+  // Release: pairs with the acquire load of posted in PxnTake.
+  __atomic_store_n(&m->posted, posted + 1, __ATOMIC_RELEASE);
+  return true;
+}
+
+bool Coord::PxnTake(int self, PxnOp* op) {
+  PxnMailbox* m = &pxn_[self];
+  const uint64_t taken = __atomic_load_n(&m->taken, __ATOMIC_RELAXED);  // ours alone
+  // Acquire: pairs with the release store of posted in PxnPost.
+  if (__atomic_load_n(&m->posted, __ATOMIC_ACQUIRE) == taken) return false;
+  *op = m->ops[taken % kPxnSlots];
+  // Release: pairs with the acquire load of taken in PxnPost.
+  __atomic_store_n(&m->taken, taken + 1, __ATOMIC_RELEASE);
   return true;
 }
 

@@ -12,7 +12,8 @@
 // holds every other member inside the kernel, as on a GPU.
 //
 // Per rank it holds the pid, op progress and per-comm record counters that the
-// launcher and the tests read. Waiters sleep on a per-comm futex word.
+// launcher and the tests read, and a PXN mailbox (PxnMailbox). Waiters sleep
+// on a per-comm futex word.
 #ifndef FLIGHTREC_TESTS_EMULATOR_SRC_COORD_H_
 #define FLIGHTREC_TESTS_EMULATOR_SRC_COORD_H_
 
@@ -25,7 +26,7 @@ namespace flightrec {
 namespace emu {
 
 constexpr uint64_t kCoordMagic = 0x44524f4f43554d45ULL;  // "EMUCOORD"
-constexpr uint32_t kCoordVersion = 2;
+constexpr uint32_t kCoordVersion = 3;
 constexpr int kCoordCounters = 4;  // enqueued, reached, done, p2p
 
 enum RankState : uint32_t {
@@ -54,6 +55,29 @@ struct RankSlot {
   uint64_t mark_wall_ns;      // CLOCK_REALTIME when op --mark-op was enqueued
   uint64_t records_begun[3];  // per CommKind: Coll/P2p startEvent calls returned
   uint64_t progress_wall_ns;  // last change of ops_completed
+};
+
+// --pxn (profiler-api.md c.8): a network send that a rank hands to its local
+// partner's proxy, which reports it to the partner's own plugin with the
+// originator's context, parent and pid: pointers of another address space.
+struct PxnOp {
+  int64_t pid;       // the originator's
+  uint64_t context;  // the originator's context pointer, as bits
+  uint64_t parent;   // the originator's Coll/P2p handle, as bits
+  int32_t rank;      // the originator's comm rank
+  int32_t channel;
+  int32_t peer;
+  int32_t n_steps;
+  uint64_t trans_size;  // bytes per step
+};
+
+// One single-producer (the rank's one PXN partner), single-consumer (the
+// rank's own proxy) ring per rank.
+constexpr uint64_t kPxnSlots = 256;
+struct PxnMailbox {
+  uint64_t posted;  // ops written; release-stored after the op (PxnPost)
+  uint64_t taken;   // ops read; release-stored after the read (PxnTake)
+  PxnOp ops[kPxnSlots];
 };
 
 struct CommSlot {
@@ -98,6 +122,15 @@ class Coord {
   bool WaitMembers(int c, int which, const std::vector<int>& members, uint64_t target,
                    const volatile bool* stop);
 
+  // PXN: appends `op` to rank `target`'s mailbox; false (nothing written)
+  // when it is full, i.e. that rank's proxy is gone or far behind.
+  bool PxnPost(int target, const PxnOp& op);
+  // PXN: takes the oldest op of rank `self`'s mailbox; false when empty.
+  bool PxnTake(int self, PxnOp* op);
+  // PXN ops rank r's partner posted to it, and how many r's proxy took.
+  uint64_t PxnPosted(int r) const { return Load(&pxn_[r].posted); }
+  uint64_t PxnTaken(int r) const { return Load(&pxn_[r].taken); }
+
   static uint64_t Load(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
   static void Store(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 
@@ -114,6 +147,7 @@ class Coord {
   RankSlot* ranks_ = nullptr;
   CommSlot* comms_ = nullptr;
   uint64_t* counters_ = nullptr;
+  PxnMailbox* pxn_ = nullptr;
 };
 
 size_t CoordFileSize(int nranks, int ncomms);

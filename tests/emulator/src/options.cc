@@ -77,6 +77,10 @@ bool Validate(Options* o, std::string* error) {
     *error = "--ranks-per-node must be >= 1";
     return false;
   }
+  if (o->pxn && (o->ranks_per_node < 2 || o->ranks_per_node >= o->ranks)) {
+    *error = "--pxn needs several nodes of at least 2 ranks (2 <= --ranks-per-node < --ranks)";
+    return false;
+  }
   if (o->api < 0 || o->api > 7) {
     *error = "--api must be 1..7";
     return false;
@@ -183,6 +187,10 @@ bool ParseOptions(const std::vector<std::string>& args, Options* o, std::string*
       o->grouped_init = true;
       continue;
     }
+    if (key == "--pxn") {
+      o->pxn = true;
+      continue;
+    }
     std::string v;
     if (!next(&v)) {
       *error = "option '" + key + "' needs a value";
@@ -257,6 +265,9 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
   --api N               force ncclProfiler_vN (default: newest the NCCL version looks up)
   --nccl-version X.Y.Z  emulated NCCL release, 2.23.0 .. 2.31 or 'master' [2.28.9]
   --grouped-init        init the communicators concurrently on separate threads
+  --pxn                 PXN: network sends of odd channels are reported by the local
+                        partner rank's proxy (rank ^ 1), with this rank's context,
+                        parent and pid (profiler-api.md c.8)
   --graph-replays R     after the --ops eager ops, capture one pattern period (ops 0..7) in a
                         CUDA graph and replay it R times (op numbers --ops .. --ops+8R-1);
                         stuck/kill/slow before a replayed op hold that whole graph launch

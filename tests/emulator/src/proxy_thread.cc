@@ -54,14 +54,29 @@ void RankRuntime::ProxyCtrl(CommState* c, int state, int appended) {
   c->shim->Stop(h);
 }
 
+int RankRuntime::PxnPartner() const {
+  if (!opts_.pxn) return -1;
+  const int partner = opts_.rank ^ 1;
+  const bool same_node = partner / opts_.ranks_per_node == opts_.rank / opts_.ranks_per_node;
+  return partner < opts_.ranks && same_node ? partner : -1;
+}
+
 void RankRuntime::ProxyAppend(CommState* c, Task* t) {
   t->appended = true;
   if (!t->network || !(t->mask & kGateProxyOp)) return;
   const ProfilerShim* s = c->shim;
   int n = static_cast<int>(t->call.channels.size());
   t->proxy_ops.assign(2 * n, nullptr);
+  t->pxn.assign(2 * n, 0);
+  const bool pxn = PxnPartner() >= 0;
   for (int ch = 0; ch < n; ++ch) {
     for (int dir = 0; dir < 2; ++dir) {
+      // c.8: ncclLocalOpAppend puts the op in the partner's pool; only its
+      // proxy, in its process, ever reports it.
+      if (pxn && dir == 0 && ch % 2 == 1) {
+        t->pxn[2 * ch + dir] = 1;
+        continue;
+      }
       EventDesc d;
       d.type = Ev::kProxyOp;
       d.parent = t->handle;
@@ -95,6 +110,7 @@ void RankRuntime::ProxyKernelStart(CommState* c, Task* t) {
   // Network steps begin once the kernel produces data (c.6).
   t->proxy_steps.assign(t->proxy_ops.size() * kStepsPerOp, nullptr);
   for (size_t op = 0; op < t->proxy_ops.size(); ++op) {
+    if (t->pxn[op]) continue;  // its steps run on the partner's proxy
     bool send = op % 2 == 0;
     for (int k = 0; k < kStepsPerOp; ++k) {
       EventDesc d;
@@ -145,11 +161,80 @@ void RankRuntime::ProxyKernelEnd(CommState* c, Task* t) {
   for (void* h : t->proxy_ops) {
     if (h != nullptr) s->Stop(h);
   }
+  PxnHandOff(c, t);
+}
+
+void RankRuntime::PxnHandOff(CommState* c, Task* t) {
+  const int partner = PxnPartner();
+  if (partner < 0) return;
+  const uint64_t bytes = t->call.TaskCount() * format::DataTypeSize(t->call.TaskDatatype());
+  for (size_t op = 0; op < t->pxn.size(); ++op) {
+    if (!t->pxn[op]) continue;
+    PxnOp p;
+    p.pid = static_cast<int64_t>(getpid());
+    p.context = reinterpret_cast<uintptr_t>(c->ctx);
+    p.parent = reinterpret_cast<uintptr_t>(t->handle);
+    p.rank = c->info.my_rank;
+    p.channel = t->call.channels[op / 2];
+    p.peer = t->send_peer;
+    p.n_steps = kStepsPerOp;
+    p.trans_size = bytes / t->pxn.size() / kStepsPerOp + 1;
+    // A full mailbox means the partner's proxy is gone (finished, killed,
+    // stuck): NCCL's op would not progress either; nothing is reported.
+    coord_->PxnPost(partner, p);
+  }
+}
+
+// The partner's ops, reported to this process's plugin as NCCL's proxy does
+// for PXN (c.8): the context and parent are the originator's, meaningless
+// here (and, with handles that encode slot numbers, possibly decodable as one
+// of ours); proxyOp.pid says so. The steps' parent is what start returned.
+void RankRuntime::PxnReportForeign(CommState* c) {
+  if (!opts_.pxn || c->shim == nullptr || !TableLive()) return;
+  const ProfilerShim* s = c->shim;
+  PxnOp p;
+  while (coord_->PxnTake(opts_.rank, &p)) {
+    if (!(__atomic_load_n(&mask_, __ATOMIC_RELAXED) & kGateProxyOp)) continue;
+    void* ctx = reinterpret_cast<void*>(static_cast<uintptr_t>(p.context));
+    EventDesc d;
+    d.type = Ev::kProxyOp;
+    d.parent = reinterpret_cast<void*>(static_cast<uintptr_t>(p.parent));
+    d.rank = p.rank;
+    d.pid = static_cast<int>(p.pid);
+    d.channel_id = p.channel;
+    d.is_send = 1;
+    d.peer = p.peer;
+    d.n_steps = p.n_steps;
+    d.chunk_size = kChunkSize;
+    void* op = nullptr;
+    s->Start(ctx, &op, d);
+    if (op != nullptr) s->Record(op, abi::kProxyOpInProgressV4, StateArgs());
+    for (int k = 0; k < p.n_steps; ++k) {
+      EventDesc sd;
+      sd.type = Ev::kProxyStep;
+      sd.parent = op;
+      sd.rank = p.rank;
+      sd.step = k;
+      void* h = nullptr;
+      s->Start(ctx, &h, sd);
+      if (h == nullptr) continue;
+      if (op != nullptr) {
+        StateArgs sized;
+        sized.trans_size = p.trans_size;
+        s->Record(h, abi::kProxyStepSendGPUWait, StateArgs());
+        s->Record(h, abi::kProxyStepSendWait, sized);
+      }
+      s->Stop(h);
+    }
+    if (op != nullptr) s->Stop(op);
+  }
 }
 
 bool RankRuntime::ProxyPass(CommState* c, std::deque<std::shared_ptr<Task>>* tasks) {
   bool acted = false;
   bool live = TableLive();
+  // One proxy per process serves PXN in NCCL; here the world comm's.
+  if (c == &comms_[0]) PxnReportForeign(c);
   int appended = 0;
   for (auto& t : *tasks) appended += (!t->appended && t->network) ? 1 : 0;
   if (appended > 0) ProxyCtrl(c, abi::kProxyCtrlAppend, 0);

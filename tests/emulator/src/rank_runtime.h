@@ -85,6 +85,12 @@ class RankRuntime {
   void ProxyKernelStart(CommState* c, Task* t);
   void ProxyKernelEnd(CommState* c, Task* t);
   void ProxyCtrl(CommState* c, int state, int appended);
+  // --pxn (profiler-api.md c.8): the rank whose proxy reports this rank's
+  // odd-channel network sends (-1: none), and what this rank's proxy reports
+  // for its partner.
+  int PxnPartner() const;
+  void PxnHandOff(CommState* c, Task* t);
+  void PxnReportForeign(CommState* c);
   void Post(CommState* c, std::shared_ptr<Task> t);
   void Notify(CommState* c);
 

@@ -39,6 +39,9 @@ struct Task {
   std::vector<void*> kernel_handles;
   std::vector<void*> proxy_ops;    // 2 per channel: send, recv
   std::vector<void*> proxy_steps;  // per proxy op, kStepsPerOp each
+  // --pxn: per proxy op, 1 when the partner's proxy reports it (c.8); this
+  // process's plugin then sees nothing of that op.
+  std::vector<char> pxn;
 };
 
 constexpr int kStepsPerOp = 2;

@@ -70,6 +70,41 @@ TEST(Coord, WaitMembersWaitsForTheListedMembersOnly) {
   EXPECT_EQ(Coord::Load(a.p2p(0, 0)), 0u);
 }
 
+// The PXN mailbox (PxnPost/PxnTake): first in, first out across two
+// mappings, bounded: a full mailbox refuses the op and changes nothing.
+TEST(Coord, PxnMailboxIsABoundedFifoBetweenProcesses) {
+  std::string path = TempDir() + "/coord.shm";
+  Coord origin, partner;
+  std::string err;
+  ASSERT_TRUE(origin.Create(path, 2, 3, "job", &err)) << err;
+  ASSERT_TRUE(partner.Open(path, &err)) << err;
+  PxnOp got;
+  EXPECT_FALSE(partner.PxnTake(1, &got));
+  for (uint64_t i = 0; i < kPxnSlots; ++i) {
+    PxnOp op{};
+    op.pid = 1000;
+    op.parent = 0xabc000 + i;
+    op.channel = static_cast<int32_t>(i % 8);
+    ASSERT_TRUE(origin.PxnPost(1, op)) << i;
+  }
+  PxnOp extra{};
+  extra.parent = 0xdead;
+  EXPECT_FALSE(origin.PxnPost(1, extra));  // full: refused
+  EXPECT_EQ(partner.PxnPosted(1), kPxnSlots);
+  for (uint64_t i = 0; i < kPxnSlots; ++i) {
+    ASSERT_TRUE(partner.PxnTake(1, &got)) << i;
+    EXPECT_EQ(got.parent, 0xabc000 + i);
+    EXPECT_EQ(got.pid, 1000);
+    EXPECT_EQ(got.channel, static_cast<int32_t>(i % 8));
+  }
+  EXPECT_FALSE(partner.PxnTake(1, &got));
+  EXPECT_EQ(origin.PxnTaken(1), kPxnSlots);
+  EXPECT_FALSE(partner.PxnTake(0, &got));  // another rank's mailbox is empty
+  ASSERT_TRUE(origin.PxnPost(1, extra));   // room again
+  ASSERT_TRUE(partner.PxnTake(1, &got));
+  EXPECT_EQ(got.parent, 0xdeadu);
+}
+
 TEST(Coord, OpenRejectsAForeignFileWithItsName) {
   std::string path = TempDir() + "/junk";
   std::ofstream(path) << std::string(4096, 'x');

@@ -42,6 +42,19 @@ TEST(Options, ParsesFaultsAndRejectsBadOnesWithTheSpec) {
   EXPECT_FALSE(ParseOptions({"--nccl-version", "3.0"}, &bad, &err));
 }
 
+TEST(Options, PxnNeedsSeveralNodesOfAtLeastTwoRanks) {
+  Options o;
+  std::string err;
+  ASSERT_TRUE(ParseOptions({"--ranks", "8", "--ranks-per-node", "4", "--pxn"}, &o, &err)) << err;
+  EXPECT_TRUE(o.pxn);
+  for (const char* per_node : {"8", "1"}) {
+    Options bad;
+    EXPECT_FALSE(ParseOptions({"--ranks", "8", "--ranks-per-node", per_node, "--pxn"}, &bad, &err))
+        << per_node;
+    EXPECT_NE(err.find("--pxn"), std::string::npos) << err;
+  }
+}
+
 TEST(Options, GraphReplaysStartAtAPeriodAndCannotSkipOrChangeAReplayedOp) {
   Options o;
   std::string err;
