@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The main job, end to end, no GPU needed:
 #   1. builds flightrec (plugin, CLI, NCCL emulator) if needed,
-#   2. runs an emulated 16-rank job (world + TP(4) + DP(4) communicators) through
-#      the real plugin, where rank 5 gets stuck outside NCCL (a wedged data
-#      loader) before its op 300,
+#   2. runs an emulated 16-rank job on 2 nodes (world + TP(4) + DP(4)
+#      communicators, NCCL 2.31: profiler API v7, whose calls carry a user tag
+#      that the emulator sets to the training step, as a framework would)
+#      through the real plugin, where rank 5 gets stuck outside NCCL (a wedged
+#      data loader) before its op 300,
 #   3. lets the plugin's watchdogs seal dumps on every rank (timeout 3 s),
 #   4. runs `flightrec analyze` on the dumps and prints the verdict, and writes
 #      the Markdown, HTML and JSON reports and a Perfetto timeline beside them.
@@ -29,7 +31,7 @@ export NCCL_PROFILER_PLUGIN=$root/build/lib/libnccl-profiler-flightrec.so
 export NCCL_FLIGHTREC_DIR=$out/rings NCCL_FLIGHTREC_DUMP_DIR=$out/dumps
 export NCCL_FLIGHTREC_TIMEOUT_S=3
 set +e
-"$emu" run --ranks 16 --tp 4 --ranks-per-node 8 --ops 600 --step-us 200 \
+"$emu" run --ranks 16 --tp 4 --ranks-per-node 8 --ops 600 --step-us 200 --nccl-version 2.31 \
   --fault stuck:rank=5:op=300 --job-dir "$out/job" --job-id demo \
   --until-dumps 16 --hang-timeout-s 60 --summary "$out/emulator-summary.json" \
   --log-file "$out/nccl.log" >/dev/null
