@@ -20,6 +20,13 @@ namespace {
 constexpr int kGateProxyOp = abi::kProfileProxyOp | abi::kProfileProxyStep | abi::kProfileNetPlugin;
 constexpr int kGateProxyStep = abi::kProfileProxyStep | abi::kProfileNetPlugin;
 constexpr int kChunkSize = 1 << 17;
+
+// Bytes one ProxyStep moves: the task's payload over its proxy ops (local
+// and handed to a PXN partner alike) and their steps.
+uint64_t StepTransSize(const Task& t) {
+  const uint64_t bytes = t.call.TaskCount() * format::DataTypeSize(t.call.TaskDatatype());
+  return bytes / (t.proxy_ops.empty() ? 1 : t.proxy_ops.size()) / kStepsPerOp + 1;
+}
 }  // namespace
 
 void RankRuntime::Post(CommState* c, std::shared_ptr<Task> t) {
@@ -137,9 +144,8 @@ void RankRuntime::ProxyKernelEnd(CommState* c, Task* t) {
     s->Record(t->kernel_handles[ch], abi::kKernelChStop, a);  // immediately followed by stop
     s->Stop(t->kernel_handles[ch]);
   }
-  uint64_t bytes = t->call.TaskCount() * format::DataTypeSize(t->call.TaskDatatype());
   StateArgs sized;
-  sized.trans_size = bytes / (t->proxy_ops.empty() ? 1 : t->proxy_ops.size()) / kStepsPerOp + 1;
+  sized.trans_size = StepTransSize(*t);
   for (size_t op = 0; op < t->proxy_ops.size(); ++op) {
     bool send = op % 2 == 0;
     for (int k = 0; k < kStepsPerOp && !t->proxy_steps.empty(); ++k) {
@@ -167,7 +173,7 @@ void RankRuntime::ProxyKernelEnd(CommState* c, Task* t) {
 void RankRuntime::PxnHandOff(CommState* c, Task* t) {
   const int partner = PxnPartner();
   if (partner < 0) return;
-  const uint64_t bytes = t->call.TaskCount() * format::DataTypeSize(t->call.TaskDatatype());
+  const uint64_t trans_size = StepTransSize(*t);
   for (size_t op = 0; op < t->pxn.size(); ++op) {
     if (!t->pxn[op]) continue;
     PxnOp p;
@@ -178,7 +184,7 @@ void RankRuntime::PxnHandOff(CommState* c, Task* t) {
     p.channel = t->call.channels[op / 2];
     p.peer = t->send_peer;
     p.n_steps = kStepsPerOp;
-    p.trans_size = bytes / t->pxn.size() / kStepsPerOp + 1;
+    p.trans_size = trans_size;
     // A full mailbox means the partner's proxy is gone (finished, killed,
     // stuck): NCCL's op would not progress either; nothing is reported.
     coord_->PxnPost(partner, p);
