@@ -38,9 +38,18 @@ configure_build() {  # configure_build DIR [cmake args...]
     cmake --build "$dir" -j "$jobs"
 }
 
-run_ctest() {  # run_ctest DIR [ctest args...]
+failed_tests=()
+run_ctest() {  # run_ctest DIR [ctest args...]: failing test names are kept for the summary
   local dir=$1; shift
-  ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600 "$@"
+  local log="$dir/ctest-summary.log" rc=0
+  ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600 "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  if ((rc != 0)); then
+    while IFS= read -r line; do failed_tests+=("$(basename "$dir"): $line"); done < <(
+      sed -n '/The following tests FAILED:/,$p' "$log" | grep -E '^[[:space:]]+[0-9]+ - ' |
+        sed -E 's/^[[:space:]]+//')
+  fi
+  return "$rc"
 }
 
 release() { configure_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo && run_ctest build; }
@@ -83,6 +92,7 @@ fi
 echo
 if ((failed > 0)); then
   echo "failed stages: ${failed_stages[*]}"
+  for t in "${failed_tests[@]}"; do echo "failed test: $t"; done
 fi
 echo "stages: $passed passed, $failed failed"
 ((failed == 0))
