@@ -48,6 +48,15 @@ void ReadTriggerLine(const char* path, char* out, size_t out_len) {
   }
 }
 
+bool TriggerFromTimeout(const char* line) {
+  const char* reason = line;
+  for (int field = 0; field < 2 && reason != nullptr; ++field) {
+    reason = strchr(reason, ' ');
+    if (reason != nullptr) ++reason;
+  }
+  return reason != nullptr && strcmp(reason, "timeout") == 0;
+}
+
 TriggerIdentity ReadTriggerIdentity(const char* path) {
   TriggerIdentity id;
   struct stat st;

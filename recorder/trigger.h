@@ -40,6 +40,13 @@ bool WriteTrigger(const char* path, const char* host, int64_t pid, const char* r
 // bytes; "" when unreadable.
 void ReadTriggerLine(const char* path, char* out, size_t out_len);
 
+// Whether a trigger line ("host pid reason", as ReadTriggerLine returns it)
+// was left by a rank whose own op timed out (reason "timeout", written by
+// Watchdog::OnStuck): only that one says the job hangs. Any other reason
+// (`flightrec trigger`'s default "user", an empty file) is a request for a
+// snapshot, sealed as kDumpRequest so the analyzer applies its age rule.
+bool TriggerFromTimeout(const char* line);
+
 // stat() of the trigger; exists=false when absent or unreadable.
 TriggerIdentity ReadTriggerIdentity(const char* path);
 

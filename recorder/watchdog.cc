@@ -236,7 +236,8 @@ void Watchdog::CheckTrigger() {
   ReadTriggerLine(trigger_path_, line, sizeof(line));
   char detail[128];
   snprintf(detail, sizeof(detail), "trigger from %s", line[0] != '\0' ? line : "(empty file)");
-  ctx_.dumps->Seal(format::kDumpTrigger, detail, nullptr, 0);
+  ctx_.dumps->Seal(TriggerFromTimeout(line) ? format::kDumpTrigger : format::kDumpRequest, detail,
+                   nullptr, 0);
   last_dump_ns_ = ClockNowNs();
   RefreshTriggerBaseline();
 }

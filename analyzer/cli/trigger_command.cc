@@ -1,17 +1,35 @@
-// `flightrec trigger DIR [--job ID] [--reason TEXT]`: leaves the trigger file
-// `DIR/flightrec-<job>.trigger` that every rank's watchdog watches (DIR is
-// their NCCL_FLIGHTREC_DUMP_DIR); each one then seals a kDumpTrigger dump.
-// Prints the path it wrote. Exit code: 0 written, 2 usage error or the file
-// could not be written.
+// `flightrec trigger DIR [--job ID] [--ring-dir RDIR]... [--reason TEXT]`:
+// leaves the trigger file `DIR/flightrec-<job>.trigger` that every rank's
+// watchdog watches (DIR is their NCCL_FLIGHTREC_DUMP_DIR); each one then
+// seals a dump: a request (kDumpRequest, judged by the analyzer's age rule)
+// unless the reason is "timeout", the word a rank that saw its own op time
+// out writes.
+//
+// The job: --job, else the rank's own rule (NCCL_FLIGHTREC_JOB_ID,
+// SLURM_JOB_ID, TORCHELASTIC_RUN_ID), else the one job whose rings or dumps
+// are in DIR and the ring dirs. Before writing, it looks for that job's
+// files (`flightrec-<job>-*.ring|.frdump`) in DIR and every --ring-dir, and
+// says on stderr which job it targets and what it found. Refuses (exit 2)
+// when no job is given and the directories hold none or several, and when
+// ring dirs were given but hold no ring of the job (no rank of it runs
+// there). With no ring dir and no file of the job in DIR (rings often live
+// elsewhere, NCCL_FLIGHTREC_DIR, and dumps appear only after the first
+// one) it cannot tell, so it warns and writes.
+// Prints the path it wrote on stdout. Exit code: 0 written, 2 usage error,
+// refused, or the file could not be written.
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "analyzer/cli/commands.h"
+#include "analyzer/reader/snapshot_reader.h"
 #include "recorder/config.h"
 #include "recorder/host_info.h"
 #include "recorder/trigger.h"
@@ -23,20 +41,120 @@ namespace {
 struct TriggerArgs {
   std::string dir;
   std::string job;
+  std::vector<std::string> ring_dirs;
   std::string reason = "user";
 };
 
-int RunTrigger(const TriggerArgs& args) {
+bool IsDir(const std::string& path) {
   struct stat st;
-  if (stat(args.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    std::fprintf(stderr, "flightrec trigger: %s: not a directory\n", args.dir.c_str());
-    return 2;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Rings and dumps (by name) directly in `dir`.
+std::vector<std::string> JobFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (const dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.rfind("flightrec-", 0) == 0 &&
+        (EndsWith(name, ".ring") || EndsWith(name, ".frdump"))) {
+      out.push_back(dir + "/" + name);
+    }
+  }
+  closedir(d);
+  return out;
+}
+
+std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// A file of job `job` by its name: flightrec-<job>-<host>-<pid>[-<seq>].
+bool OfJob(const std::string& path, const std::string& job) {
+  return BaseName(path).rfind("flightrec-" + job + "-", 0) == 0;
+}
+
+// The one job `files` belong to: the job id in the header of one of them
+// (names cannot be split: jobs and hosts may hold '-'), provided every name
+// carries it. "" when there is none or more than one; `*why` says which.
+std::string OnlyJob(const std::vector<std::string>& files, std::string* why) {
+  if (files.empty()) {
+    *why = "holds no ring or dump of any job";
+    return "";
+  }
+  std::string job;
+  for (const std::string& f : files) {  // the first readable one names it
+    const ReadResult r = ReadSnapshotFile(f);
+    if (r.ok) {
+      char clean[rec::kNameMax];
+      rec::SanitizeName(r.snapshot.job_id.c_str(), "nojob", clean, sizeof(clean));
+      job = clean;
+      break;
+    }
+  }
+  if (job.empty()) {
+    *why = "holds " + std::to_string(files.size()) + " flight-recorder files, none readable";
+    return "";
+  }
+  for (const std::string& f : files) {
+    if (!OfJob(f, job)) {
+      *why = "holds files of several jobs (" + BaseName(f) + " is not of job " + job + ")";
+      return "";
+    }
+  }
+  return job;
+}
+
+int RunTrigger(const TriggerArgs& args) {
+  std::vector<std::string> dirs = {args.dir};
+  for (const std::string& d : args.ring_dirs) {
+    if (std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
+  }
+  std::vector<std::string> files;
+  for (const std::string& d : dirs) {
+    if (!IsDir(d)) {
+      std::fprintf(stderr, "flightrec trigger: %s: not a directory\n", d.c_str());
+      return 2;
+    }
+    for (std::string& f : JobFiles(d)) files.push_back(std::move(f));
   }
   char job[rec::kNameMax];
+  std::string source = "--job";
   if (args.job.empty()) {
     rec::ResolveJobId(job, sizeof(job));  // the same rule the ranks used
+    source = "the environment";
+    if (std::string(job) == "nojob") {  // none set: the files must say
+      std::string why;
+      const std::string only = OnlyJob(files, &why);
+      if (only.empty()) {
+        std::fprintf(stderr,
+                     "flightrec trigger: no job id given (--job, NCCL_FLIGHTREC_JOB_ID, "
+                     "SLURM_JOB_ID, TORCHELASTIC_RUN_ID) and %s%s %s; nothing written: pass "
+                     "--job\n",
+                     args.dir.c_str(), args.ring_dirs.empty() ? "" : " with the ring dirs",
+                     why.c_str());
+        return 2;
+      }
+      rec::SanitizeName(only.c_str(), "nojob", job, sizeof(job));
+      source = "the only job whose files are there";
+    }
   } else {
     rec::SanitizeName(args.job.c_str(), "nojob", job, sizeof(job));
+  }
+  size_t job_dumps = 0, job_rings = 0;
+  for (const std::string& f : files) {
+    if (OfJob(f, job)) ++(EndsWith(f, ".ring") ? job_rings : job_dumps);
+  }
+  if (!args.ring_dirs.empty() && job_rings == 0) {
+    std::fprintf(stderr,
+                 "flightrec trigger: job %s (from %s): no ring of it in %s or the ring dirs "
+                 "given, so no rank of it runs there; nothing written\n",
+                 job, source.c_str(), args.dir.c_str());
+    return 2;
   }
   char path[rec::kPathMax + 128];
   if (!rec::TriggerPath(args.dir.c_str(), job, path, sizeof(path))) {
@@ -54,6 +172,17 @@ int RunTrigger(const TriggerArgs& args) {
     std::fprintf(stderr, "flightrec trigger: %s\n", err);
     return 2;
   }
+  if (job_dumps + job_rings == 0) {
+    std::fprintf(stderr,
+                 "flightrec trigger: warning: job %s (from %s): no ring or dump of it in %s, so "
+                 "nothing says a rank watches this file; if the ranks' rings live elsewhere "
+                 "(NCCL_FLIGHTREC_DIR), pass --ring-dir to check. Wrote %s\n",
+                 job, source.c_str(), args.dir.c_str(), path);
+  } else {
+    std::fprintf(stderr,
+                 "flightrec trigger: job %s (from %s): %zu rings, %zu dumps seen; wrote %s\n", job,
+                 source.c_str(), job_rings, job_dumps, path);
+  }
   std::printf("%s\n", path);
   return 0;
 }
@@ -68,8 +197,13 @@ void AddTriggerCommand(CLI::App& app, int* exit_code) {
       ->required();
   cmd->add_option("--job", args->job,
                   "Job id (default: NCCL_FLIGHTREC_JOB_ID, SLURM_JOB_ID, "
-                  "TORCHELASTIC_RUN_ID, else nojob)");
-  cmd->add_option("--reason", args->reason, "Text recorded in the trigger file (default: user)");
+                  "TORCHELASTIC_RUN_ID, else the only job with files in DIR and the ring dirs)");
+  cmd->add_option("--ring-dir", args->ring_dirs,
+                  "The ranks' ring directory (NCCL_FLIGHTREC_DIR) when not DIR; repeatable. "
+                  "Refuses when none holds a ring of the job");
+  cmd->add_option("--reason", args->reason,
+                  "Text recorded in the trigger file (default: user; \"timeout\" makes the ranks "
+                  "seal hang dumps)");
   cmd->callback([args, exit_code]() { *exit_code = RunTrigger(*args); });
 }
 

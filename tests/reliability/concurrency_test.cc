@@ -134,7 +134,8 @@ TEST(ConcurrencyTest, FourCommsUserAndProxyThreadsWatchdogAndMidRunDumps) {
     }
     EXPECT_EQ(c.drops[format::kDropStaleHandle], 0u);
   }
-  // Trigger, timeout and exit dumps, each a complete image.
+  // Request (the mid-run trigger: not a timeout), timeout and exit dumps,
+  // each a complete image.
   std::vector<std::string> dumps = rel::ListFiles(dir, ".frdump");
   ASSERT_GE(dumps.size(), 3u);
   std::vector<uint32_t> reasons;
@@ -143,7 +144,7 @@ TEST(ConcurrencyTest, FourCommsUserAndProxyThreadsWatchdogAndMidRunDumps) {
     ASSERT_TRUE(dr.ok) << dr.error;
     reasons.push_back(dr.snapshot.dump_reason);
   }
-  for (uint32_t want : {format::kDumpTrigger, format::kDumpTimeout, format::kDumpExit}) {
+  for (uint32_t want : {format::kDumpRequest, format::kDumpTimeout, format::kDumpExit}) {
     EXPECT_NE(std::find(reasons.begin(), reasons.end(), want), reasons.end()) << want;
   }
   EXPECT_EQ(rel::CountLogged("disabled"), 0);

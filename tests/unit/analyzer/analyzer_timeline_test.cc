@@ -13,6 +13,7 @@
 #include "analyzer/model/record_window.h"
 #include "analyzer/report/json_writer.h"
 #include "analyzer/report/timeline.h"
+#include "integration/trace_check.h"
 #include "unit/analyzer/analyzer_test_util.h"
 
 namespace flightrec {
@@ -96,6 +97,34 @@ struct Traced {
   analysis::JobProgress progress;
 };
 
+bool IsEnqueueSlice(const json& e) {
+  return e["ph"] == "X" && e["args"].value("phase", "") == "enqueue";
+}
+
+// Perfetto's reading (integration/trace_check.h): on every track slices
+// nest, flows run forward from a slice to a slice. Each op's span from
+// enqueue to GPU end on one thread, as the trace once drew them, overlaps
+// the next op's.
+TEST(TimelineTest, TheViewerReadsNestedTracksAndForwardFlows) {
+  for (const JobSpec& spec : {Stuck(16, 200), Stuck(8, 6)}) {
+    Traced t(MakeJob(spec));
+    const json j = t.Trace();
+    const itest::TraceCheck check = itest::CheckTrace(j);
+    EXPECT_TRUE(check.ok()) << check.Describe();
+    EXPECT_GT(check.flows, 0u);
+    size_t enqueue = 0, gpu = 0, unfinished = 0;
+    for (const json& e : j["traceEvents"]) {
+      if (e["ph"] != "X") continue;
+      enqueue += IsEnqueueSlice(e) ? 1 : 0;
+      gpu += e["args"]["phase"] == "gpu" ? 1 : 0;
+      unfinished += e["args"].value("unfinished", false) ? 1 : 0;
+    }
+    EXPECT_GT(enqueue, 0u);
+    EXPECT_GT(gpu, 0u);
+    EXPECT_GT(unfinished, 0u);  // the ranks waiting on the culprit
+  }
+}
+
 TEST(TimelineTest, ChunksStreamedToTheSinkMakeTheWholeTrace) {
   Traced t(MakeJob(Stuck(16, 200)));  // ~9,600 ops: a few MiB of trace
   std::vector<std::string> chunks;
@@ -108,8 +137,8 @@ TEST(TimelineTest, ChunksStreamedToTheSinkMakeTheWholeTrace) {
   for (const std::string& c : chunks) joined += c;
   EXPECT_EQ(joined, report::TimelineTrace(t.job.index, t.progress));
   const json j = json::parse(joined);
-  size_t slices = 0;
-  for (const json& e : j["traceEvents"]) slices += e["ph"] == "X" ? 1 : 0;
+  size_t slices = 0;  // one enqueue slice per op
+  for (const json& e : j["traceEvents"]) slices += IsEnqueueSlice(e) ? 1 : 0;
   size_t records = 0;
   for (const ProcessSnapshot& p : t.job.procs) {
     for (const CommSnapshot& c : p.comms) records += c.records.size();
@@ -176,7 +205,7 @@ TEST(TimelineTest, AWindowedLoadSaysHowManyRecordsItLeftOut) {
   const json j = t.Trace();
   EXPECT_EQ(j["otherData"]["records_left_out"], trimmed);
   size_t slices = 0;
-  for (const json& e : j["traceEvents"]) slices += e["ph"] == "X" ? 1 : 0;
+  for (const json& e : j["traceEvents"]) slices += IsEnqueueSlice(e) ? 1 : 0;
   EXPECT_EQ(slices, kept);
   EXPECT_FALSE(Traced(MakeJob(Stuck(8, 6))).Trace()["otherData"].contains("records_left_out"));
 }

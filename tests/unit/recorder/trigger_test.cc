@@ -53,6 +53,14 @@ TEST(Trigger, EmptyReasonAndControlBytes) {
   EXPECT_STREQ(line, "");
 }
 
+TEST(Trigger, OnlyATimedOutRankSaysTheJobHangs) {
+  EXPECT_TRUE(rec::TriggerFromTimeout("hostA 123 timeout"));
+  for (const char* line : {"hostA 123 user", "h 1 trigger", "", "timeout", "h timeout",
+                           "h 1 timeout now", "h 1 timeouts", "h 1 mid-run request"}) {
+    EXPECT_FALSE(rec::TriggerFromTimeout(line)) << line;
+  }
+}
+
 TEST(Trigger, UnwritableDirectoryNamesTheFile) {
   char err[512] = {};
   EXPECT_FALSE(

@@ -1,0 +1,173 @@
+// `flightrec timeline` and `flightrec trigger` on real emulated jobs:
+//  * the trace of a hung job (and of the golden files) reads as Perfetto
+//    reads it (integration/trace_check.h): no partially overlapping slices on
+//    a track, no backward or unbound flow;
+//  * `flightrec trigger DIR` mid-run on a healthy job, with no job id: it
+//    targets the one job whose rings are in DIR and says so, every rank seals
+//    a dump, and `flightrec analyze` does not call the job hung (a requested
+//    snapshot is no evidence of a hang);
+//  * `flightrec trigger` with no job id and no file refuses; with files of
+//    one job (the golden ring) it targets that job.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "integration/analyze_run.h"
+#include "integration/emu_job.h"
+#include "integration/ring_view.h"
+#include "integration/trace_check.h"
+
+namespace flightrec {
+namespace itest {
+namespace {
+
+using nlohmann::json;
+
+// No job id from the test's own environment (a CI runner may be a SLURM job).
+const char kNoJobEnv[] = "env -u NCCL_FLIGHTREC_JOB_ID -u SLURM_JOB_ID -u TORCHELASTIC_RUN_ID ";
+
+std::string Cli() { return "'" + BuildDir() + "/bin/flightrec'"; }
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+CliRun RunCli(const std::string& args) {
+  const std::string dir = MakeTempDir("cli");
+  CliRun run;
+  run.exit_code = RunShell(std::string(kNoJobEnv) + Cli() + " " + args + " >'" + dir + "/out' 2>'" +
+                           dir + "/err'");
+  run.out = ReadText(dir + "/out");
+  run.err = ReadText(dir + "/err");
+  RunShell("rm -rf '" + dir + "'");
+  return run;
+}
+
+json Timeline(const std::string& inputs, std::string* error) {
+  const std::string dir = MakeTempDir("timeline");
+  const CliRun run = RunCli("timeline " + inputs + " -o '" + dir + "/trace.json'");
+  json trace = json::parse(ReadText(dir + "/trace.json"), nullptr, false);
+  *error = "exit " + std::to_string(run.exit_code) + ": " + run.err;
+  RunShell("rm -rf '" + dir + "'");
+  return trace;
+}
+
+TEST(CliTimeline, AHungJobsTraceHasNoOverlappingSliceAndNoBackwardFlow) {
+  EmuJob job;
+  {
+    JobSlot slot;
+    job = RunEmu("timeline",
+                 "--ranks 8 --tp 4 --ranks-per-node 4 --ops 400 --step-us 200 "
+                 "--nccl-version 2.31 --fault stuck:rank=5:op=300 --until-dumps 8 "
+                 "--hang-timeout-s 60",
+                 {{"NCCL_FLIGHTREC_TIMEOUT_S", "2"}});
+  }
+  ASSERT_EQ(job.status, 4) << job.summary.dump(1).substr(0, 2000);
+  std::string error;
+  const json trace = Timeline("'" + job.ring_dir + "'", &error);
+  ASSERT_TRUE(trace.is_object()) << error;
+  const TraceCheck check = CheckTrace(trace);
+  EXPECT_TRUE(check.ok()) << check.Describe();
+  EXPECT_GE(check.slices, 8u * 300u);  // each rank's enqueues at least
+  EXPECT_GT(check.flows, 0u);
+  size_t stuck = 0;
+  for (const json& e : trace["traceEvents"]) stuck += e.value("cat", "") == "stuck" ? 1 : 0;
+  EXPECT_GT(stuck, 0u);
+  RunShell("rm -rf '" + job.dir + "'");
+}
+
+TEST(CliTimeline, TheGoldenTraceReadsCleanly) {
+  const std::string g = std::string(FLIGHTREC_SOURCE_DIR) + "/tests/golden/v1.0/";
+  std::string error;
+  const json trace =
+      Timeline("'" + g + "rank0.frdump' '" + g + "rank0.ring' '" + g + "rank1.ring'", &error);
+  ASSERT_TRUE(trace.is_object()) << error;
+  const TraceCheck check = CheckTrace(trace);
+  EXPECT_TRUE(check.ok()) << check.Describe();
+  EXPECT_GT(check.slices, 0u);
+  EXPECT_GT(check.flows, 0u);
+}
+
+TEST(CliTrigger, MidRunOnAHealthyJobEveryRankDumpsAndNoHangIsReported) {
+  constexpr int kRanks = 8;
+  const std::string rings = MakeTempDir("trigger-rings");  // NCCL_FLIGHTREC_DIR, dumps too
+  const std::string said = MakeTempDir("trigger-said");
+  EmuJob job;
+  {
+    JobSlot slot;
+    // Leaves the trigger once every rank has its ring, as a user would (no
+    // job id: the rings in the directory name it). The job would run for
+    // minutes; it ends once every rank has dumped.
+    const std::string prefix =
+        "( for i in $(seq 600); do [ $(ls '" + rings + "' | grep -c '[.]ring$') -ge " +
+        std::to_string(kRanks) + " ] && break; sleep 0.1; done; sleep 1; " + kNoJobEnv + Cli() +
+        " trigger '" + rings + "' >'" + said + "/out' 2>'" + said + "/err' ) & ";
+    job = RunEmu("trigger",
+                 "--ranks 8 --tp 4 --ranks-per-node 4 --ops 100000 --step-us 200 "
+                 "--job-id trigjob --until-dumps " +
+                     std::to_string(kRanks) + " --hang-timeout-s 60",
+                 {{"NCCL_FLIGHTREC_TIMEOUT_S", "2"}, {"NCCL_FLIGHTREC_DIR", rings}}, prefix);
+  }
+  // The ranks may dump before the CLI printed; wait for it (a liveness bound).
+  RunShell("for i in $(seq 100); do [ -s '" + said + "/out' ] && break; sleep 0.1; done");
+  const std::string err = ReadText(said + "/err");
+  EXPECT_EQ(ReadText(said + "/out"), rings + "/flightrec-trigjob.trigger\n") << err;
+  EXPECT_NE(err.find("job trigjob"), std::string::npos) << err;
+  ASSERT_EQ(job.status, 4) << "no dump from every rank; " << err
+                           << job.summary.dump(1).substr(0, 2000);
+  std::set<int> dumped;
+  const std::vector<std::string> dumps = ListFiles(job.ring_dir, ".frdump");
+  for (const std::string& d : dumps) {
+    const FileView v = ReadFileView(d);
+    ASSERT_TRUE(v.ok) << v.error;
+    dumped.insert(v.pid);
+  }
+  EXPECT_EQ(dumped.size(), static_cast<size_t>(kRanks));
+  // The dumps alone (each rank's snapshot), and with the rings beside them.
+  for (const std::vector<std::string>& inputs : {dumps, std::vector<std::string>{job.ring_dir}}) {
+    const AnalyzeRun run = RunAnalyze(inputs);
+    ASSERT_TRUE(run.report.is_object()) << run.output;
+    EXPECT_NE(run.report.value("verdict", std::string()), "hang") << Describe(run);
+    EXPECT_EQ(run.exit_code, 0) << Describe(run);  // healthy
+  }
+  RunShell("rm -rf '" + job.dir + "' '" + rings + "' '" + said + "'");
+}
+
+TEST(CliTrigger, WithoutAJobAndWithoutFilesItRefuses) {
+  const std::string dir = MakeTempDir("trigger-empty");
+  const CliRun run = RunCli("trigger '" + dir + "'");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("no job id given"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("nothing written"), std::string::npos) << run.err;
+  EXPECT_TRUE(ListFiles(dir, ".trigger").empty());
+  RunShell("rm -rf '" + dir + "'");
+}
+
+TEST(CliTrigger, WithFilesOfOneJobItTargetsThatJobAndSaysSo) {
+  const std::string dir = MakeTempDir("trigger-one");
+  const std::string ring = std::string(FLIGHTREC_SOURCE_DIR) + "/tests/golden/v1.0/rank0.ring";
+  ASSERT_EQ(RunShell("cp '" + ring + "' '" + dir + "/flightrec-golden-vm-5788.ring'"), 0);
+  const CliRun run = RunCli("trigger '" + dir + "'");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, dir + "/flightrec-golden.trigger\n");
+  EXPECT_NE(run.err.find("job golden"), std::string::npos) << run.err;
+  EXPECT_EQ(ListFiles(dir, ".trigger").size(), 1u);
+  // A ring dir holding no ring of the job named: refused.
+  const std::string other = MakeTempDir("trigger-other");
+  const CliRun refused = RunCli("trigger '" + dir + "' --job other --ring-dir '" + other + "'");
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("job other"), std::string::npos) << refused.err;
+  // A job named, no way to tell: warns and says what it wrote.
+  const CliRun warned = RunCli("trigger '" + other + "' --job other");
+  EXPECT_EQ(warned.exit_code, 0) << warned.err;
+  EXPECT_NE(warned.err.find("warning"), std::string::npos) << warned.err;
+  EXPECT_NE(warned.err.find(other + "/flightrec-other.trigger"), std::string::npos) << warned.err;
+  RunShell("rm -rf '" + dir + "' '" + other + "'");
+}
+
+}  // namespace
+}  // namespace itest
+}  // namespace flightrec
