@@ -250,6 +250,12 @@ class TraceWriter {
     static const char* const kPhase[kNumKinds] = {"enqueue", "gpu", "queued"};
     w_.Key("args").BeginObject();
     w_.Key("phase").String(kPhase[kind]);
+    if (kind != kEnqueue) {  // the op's details are on its enqueue slice (same slot_seq)
+      w_.Key("slot_seq").Uint(r.slot_seq);
+      if (unfinished) w_.Key("unfinished").Bool(true);
+      w_.EndObject();
+      return;
+    }
     w_.Key("comm").String(comm_id);
     w_.Key("count").Uint(r.count);
     w_.Key("datatype").String(format::DataTypeName(r.datatype));
@@ -329,6 +335,16 @@ class TraceWriter {
     return host_tid_[m.process][m.comm][static_cast<size_t>(r - recs.data())];
   }
 
+  // Where a flow meets a record's enqueue slice: a nanosecond after its
+  // start, inside it, so that the viewer, which binds a flow end to the
+  // slice open on the track at that time, cannot take the previous slice
+  // ending at the same instant (a zero-length slice: at its start).
+  uint64_t FlowTs(const OpRecord& r, int32_t process) const {
+    Span s;
+    SpanOf(r, kEnqueue, progress_.processes[process].snapshot_wall_ns, &s);
+    return s.end > s.start ? s.start + 1 : s.start;
+  }
+
   // Flow arrows between the enqueue slices of the same collective: from the
   // drawn rank that enqueued it first to every other drawn rank, so arrows
   // run forward in time and the longest points at the latecomer (newest
@@ -349,6 +365,7 @@ class TraceWriter {
       const OpRecord* r;
       int32_t process;
       uint32_t tid;
+      uint64_t ts;
     };
     std::vector<End> ends;
     for (uint64_t i = lo; i < hi && ok_; ++i) {
@@ -360,8 +377,9 @@ class TraceWriter {
         const OpRecord* rec = index_.FindColl(g, static_cast<int32_t>(r), i);
         const uint32_t tid = EnqueueTid(m, rec);
         if (tid == 0) continue;
-        if (!ends.empty() && rec->t_enqueue_ns < ends[first].r->t_enqueue_ns) first = ends.size();
-        ends.push_back({rec, m.process, tid});
+        const uint64_t ts = FlowTs(*rec, m.process);
+        if (!ends.empty() && ts < ends[first].ts) first = ends.size();
+        ends.push_back({rec, m.process, tid, ts});
       }
       if (ends.size() < 2) continue;
       const End& src = ends[first];
@@ -369,8 +387,8 @@ class TraceWriter {
       for (size_t k = 0; k < ends.size(); ++k) {
         if (k == first) continue;
         const uint64_t id = ++flow_id_;
-        FlowEnd("s", id, name, src.process, src.tid, src.r->t_enqueue_ns);
-        FlowEnd("f", id, name, ends[k].process, ends[k].tid, ends[k].r->t_enqueue_ns);
+        FlowEnd("s", id, name, src.process, src.tid, src.ts);
+        FlowEnd("f", id, name, ends[k].process, ends[k].tid, ends[k].ts);
       }
       Drain();
     }

@@ -59,9 +59,13 @@ void CheckNesting(const Track& track, std::vector<Span>* spans, TraceCheck* out)
   }
 }
 
+// The viewer binds a flow end to the slice open on its track when it reads
+// the event; at a slice's very start that depends on how it orders events of
+// equal time (the previous slice may end there), so a flow must fall inside
+// a slice, or on a zero-length one.
 bool Encloses(const std::vector<Span>& spans, int64_t ts) {
   for (const Span& s : spans) {
-    if (s.start <= ts && ts <= s.end) return true;
+    if ((s.start < ts && ts <= s.end) || (s.start == ts && s.end == ts)) return true;
   }
   return false;
 }

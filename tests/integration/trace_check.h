@@ -4,8 +4,9 @@
 // (a slice that starts inside another ends inside it), every "B" has its
 // "E", durations are present and non-negative; every flow id has one "s"
 // and one "f", the "s" no later than the "f", each bound to a slice of its
-// track (the enclosing one; for an "f" without bp "e", one starting at or
-// after it).
+// track (the enclosing one, the flow strictly after its start, where no
+// ordering of equal times can make the viewer pick the slice before; for an
+// "f" without bp "e", one starting at or after it).
 #ifndef FLIGHTREC_TESTS_INTEGRATION_TRACE_CHECK_H_
 #define FLIGHTREC_TESTS_INTEGRATION_TRACE_CHECK_H_
 
