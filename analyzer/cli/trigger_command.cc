@@ -173,11 +173,15 @@ int RunTrigger(const TriggerArgs& args) {
     return 2;
   }
   if (job_dumps + job_rings == 0) {
+    const std::string others = files.empty()
+                                   ? std::string()
+                                   : " (it holds " + std::to_string(files.size()) +
+                                         " files of other jobs, e.g. " + BaseName(files[0]) + ")";
     std::fprintf(stderr,
-                 "flightrec trigger: warning: job %s (from %s): no ring or dump of it in %s, so "
-                 "nothing says a rank watches this file; if the ranks' rings live elsewhere "
+                 "flightrec trigger: warning: job %s (from %s): no ring or dump of it in %s%s, "
+                 "so nothing says a rank watches this file; if the ranks' rings live elsewhere "
                  "(NCCL_FLIGHTREC_DIR), pass --ring-dir to check. Wrote %s\n",
-                 job, source.c_str(), args.dir.c_str(), path);
+                 job, source.c_str(), args.dir.c_str(), others.c_str(), path);
   } else {
     std::fprintf(stderr,
                  "flightrec trigger: job %s (from %s): %zu rings, %zu dumps seen; wrote %s\n", job,

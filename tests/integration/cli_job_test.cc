@@ -98,13 +98,17 @@ TEST(CliTrigger, MidRunOnAHealthyJobEveryRankDumpsAndNoHangIsReported) {
   EmuJob job;
   {
     JobSlot slot;
-    // Leaves the trigger once every rank has its ring, as a user would (no
-    // job id: the rings in the directory name it). The job would run for
-    // minutes; it ends once every rank has dumped.
-    const std::string prefix =
-        "( for i in $(seq 600); do [ $(ls '" + rings + "' | grep -c '[.]ring$') -ge " +
-        std::to_string(kRanks) + " ] && break; sleep 0.1; done; sleep 1; " + kNoJobEnv + Cli() +
-        " trigger '" + rings + "' >'" + said + "/out' 2>'" + said + "/err' ) & ";
+    // Leaves the trigger once every rank's watchdog has beaten once (it took
+    // its trigger baseline before: a trigger older than that is old news),
+    // as a user would: no job id, the rings in the directory name the job.
+    // The job would run for minutes; it ends once every rank has dumped.
+    const std::string beaten = "n=0; for r in '" + rings + "'/*.ring; do " + Cli() +
+                               " show --json \"$r\" 2>/dev/null | grep -q "
+                               "'\"heartbeat_count\": [1-9]' && n=$((n+1)); done; ";
+    const std::string prefix = "( for i in $(seq 600); do " + beaten + "[ $n -ge " +
+                               std::to_string(kRanks) + " ] && break; sleep 0.1; done; " +
+                               kNoJobEnv + Cli() + " trigger '" + rings + "' >'" + said +
+                               "/out' 2>'" + said + "/err' ) & ";
     job = RunEmu("trigger",
                  "--ranks 8 --tp 4 --ranks-per-node 4 --ops 100000 --step-us 200 "
                  "--job-id trigjob --until-dumps " +
@@ -165,6 +169,12 @@ TEST(CliTrigger, WithFilesOfOneJobItTargetsThatJobAndSaysSo) {
   EXPECT_EQ(warned.exit_code, 0) << warned.err;
   EXPECT_NE(warned.err.find("warning"), std::string::npos) << warned.err;
   EXPECT_NE(warned.err.find(other + "/flightrec-other.trigger"), std::string::npos) << warned.err;
+  // Files of a second job beside it: no job can be chosen.
+  const std::string ring1 = std::string(FLIGHTREC_SOURCE_DIR) + "/tests/golden/v1.0/rank1.ring";
+  ASSERT_EQ(RunShell("cp '" + ring1 + "' '" + dir + "/flightrec-second-vm-5789.ring'"), 0);
+  const CliRun two = RunCli("trigger '" + dir + "'");
+  EXPECT_EQ(two.exit_code, 2) << two.err;
+  EXPECT_NE(two.err.find("several jobs"), std::string::npos) << two.err;
   RunShell("rm -rf '" + dir + "' '" + other + "'");
 }
 
