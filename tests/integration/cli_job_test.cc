@@ -10,9 +10,11 @@
 //    one job (the golden ring) it targets that job.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "integration/analyze_run.h"
 #include "integration/emu_job.h"
@@ -91,52 +93,86 @@ TEST(CliTimeline, TheGoldenTraceReadsCleanly) {
   EXPECT_GT(check.flows, 0u);
 }
 
-TEST(CliTrigger, MidRunOnAHealthyJobEveryRankDumpsAndNoHangIsReported) {
-  constexpr int kRanks = 8;
-  const std::string rings = MakeTempDir("trigger-rings");  // NCCL_FLIGHTREC_DIR, dumps too
-  const std::string said = MakeTempDir("trigger-said");
-  EmuJob job;
-  {
-    JobSlot slot;
-    // Leaves the trigger once every rank's watchdog has beaten once (it took
-    // its trigger baseline before: a trigger older than that is old news),
-    // as a user would: no job id, the rings in the directory name the job.
-    // The job would run for minutes; it ends once every rank has dumped.
-    const std::string beaten = "n=0; for r in '" + rings + "'/*.ring; do " + Cli() +
-                               " show --json \"$r\" 2>/dev/null | grep -q "
-                               "'\"heartbeat_count\": [1-9]' && n=$((n+1)); done; ";
-    const std::string prefix = "( for i in $(seq 600); do " + beaten + "[ $n -ge " +
-                               std::to_string(kRanks) + " ] && break; sleep 0.1; done; " +
-                               kNoJobEnv + Cli() + " trigger '" + rings + "' >'" + said +
-                               "/out' 2>'" + said + "/err' ) & ";
-    job = RunEmu("trigger",
-                 "--ranks 8 --tp 4 --ranks-per-node 4 --ops 100000 --step-us 200 "
-                 "--job-id trigjob --until-dumps " +
-                     std::to_string(kRanks) + " --hang-timeout-s 60",
-                 {{"NCCL_FLIGHTREC_TIMEOUT_S", "2"}, {"NCCL_FLIGHTREC_DIR", rings}}, prefix);
-  }
+constexpr int kTriggerRanks = 8;
+
+// Runs an 8-rank job (`fault`: its --fault options, or none) whose rings and
+// dumps go to `rings`, and from the background, once every rank's watchdog
+// has beaten once (it took its trigger baseline before: a trigger older than
+// that is old news) and `ready` (a shell condition) holds, leaves `flightrec
+// trigger rings` as a user would: no job id, the rings in the directory name
+// the job. What the CLI printed goes to said/out and said/err. The job would
+// run for minutes (or hang); it ends once every rank has dumped.
+EmuJob RunTriggered(const std::string& fault, const std::string& ready, const std::string& rings,
+                    const std::string& said) {
+  const std::string beaten = "n=0; for r in '" + rings + "'/*.ring; do " + Cli() +
+                             " show --json \"$r\" 2>/dev/null | grep -q "
+                             "'\"heartbeat_count\": [1-9]' && n=$((n+1)); done; ";
+  const std::string prefix = "( for i in $(seq 600); do " + beaten + "[ $n -ge " +
+                             std::to_string(kTriggerRanks) + " ] && " + ready +
+                             " && break; sleep 0.1; done; " + kNoJobEnv + Cli() + " trigger '" +
+                             rings + "' >'" + said + "/out' 2>'" + said + "/err' ) & ";
+  JobSlot slot;
+  return RunEmu("trigger",
+                "--ranks 8 --tp 4 --ranks-per-node 4 --ops 100000 --step-us 200 "
+                "--job-id trigjob --until-dumps " +
+                    std::to_string(kTriggerRanks) + " --hang-timeout-s 120 " + fault,
+                {{"NCCL_FLIGHTREC_TIMEOUT_S", "600"}, {"NCCL_FLIGHTREC_DIR", rings}}, prefix);
+}
+
+// The dumps of `job`, after checking the trigger named the job and every
+// rank sealed one.
+std::vector<std::string> TriggeredDumps(const EmuJob& job, const std::string& said) {
   // The ranks may dump before the CLI printed; wait for it (a liveness bound).
   RunShell("for i in $(seq 100); do [ -s '" + said + "/out' ] && break; sleep 0.1; done");
   const std::string err = ReadText(said + "/err");
-  EXPECT_EQ(ReadText(said + "/out"), rings + "/flightrec-trigjob.trigger\n") << err;
+  EXPECT_EQ(ReadText(said + "/out"), job.ring_dir + "/flightrec-trigjob.trigger\n") << err;
   EXPECT_NE(err.find("job trigjob"), std::string::npos) << err;
-  ASSERT_EQ(job.status, 4) << "no dump from every rank; " << err
+  EXPECT_EQ(job.status, 4) << "no dump from every rank; " << err
                            << job.summary.dump(1).substr(0, 2000);
-  std::set<int> dumped;
   const std::vector<std::string> dumps = ListFiles(job.ring_dir, ".frdump");
+  std::set<int> dumped;
   for (const std::string& d : dumps) {
     const FileView v = ReadFileView(d);
-    ASSERT_TRUE(v.ok) << v.error;
+    EXPECT_TRUE(v.ok) << v.error;
     dumped.insert(v.pid);
   }
-  EXPECT_EQ(dumped.size(), static_cast<size_t>(kRanks));
+  EXPECT_EQ(dumped.size(), static_cast<size_t>(kTriggerRanks));
+  return dumps;
+}
+
+TEST(CliTrigger, MidRunOnAHealthyJobEveryRankDumpsAndNoHangIsReported) {
+  const std::string rings = MakeTempDir("trigger-rings");  // NCCL_FLIGHTREC_DIR, dumps too
+  const std::string said = MakeTempDir("trigger-said");
+  const EmuJob job = RunTriggered("", "true", rings, said);
+  const std::vector<std::string> dumps = TriggeredDumps(job, said);
+  ASSERT_FALSE(dumps.empty());
   // The dumps alone (each rank's snapshot), and with the rings beside them.
-  for (const std::vector<std::string>& inputs : {dumps, std::vector<std::string>{job.ring_dir}}) {
+  for (const std::vector<std::string>& inputs : {dumps, std::vector<std::string>{rings}}) {
     const AnalyzeRun run = RunAnalyze(inputs);
     ASSERT_TRUE(run.report.is_object()) << run.output;
     EXPECT_NE(run.report.value("verdict", std::string()), "hang") << Describe(run);
     EXPECT_EQ(run.exit_code, 0) << Describe(run);  // healthy
   }
+  RunShell("rm -rf '" + job.dir + "' '" + rings + "' '" + said + "'");
+}
+
+// The other side: a user's trigger on a job that really hangs (long before
+// the watchdog's 600 s timeout) still shows the hang, by the age rule.
+TEST(CliTrigger, OnAHungJobTheRequestedDumpsStillShowTheHang) {
+  const std::string rings = MakeTempDir("trigger-hung-rings");
+  const std::string said = MakeTempDir("trigger-hung-said");
+  // Ready once the live rings already read as hung (ops pending > 1 s).
+  const std::string hung =
+      "{ " + Cli() + " analyze '" + rings + "' >/dev/null 2>&1; [ $? -eq 1 ]; }";
+  const EmuJob job = RunTriggered("--fault stuck:rank=5:op=300", hung, rings, said);
+  const std::vector<std::string> dumps = TriggeredDumps(job, said);
+  ASSERT_FALSE(dumps.empty());
+  const AnalyzeRun run = RunAnalyze(dumps);
+  ASSERT_TRUE(run.report.is_object()) << run.output;
+  EXPECT_EQ(run.report.value("verdict", std::string()), "hang") << Describe(run);
+  EXPECT_EQ(run.exit_code, 1) << Describe(run);
+  const std::vector<int> culprits = CulpritWorldRanks(run.report);
+  EXPECT_NE(std::find(culprits.begin(), culprits.end(), 5), culprits.end()) << Describe(run);
   RunShell("rm -rf '" + job.dir + "' '" + rings + "' '" + said + "'");
 }
 
