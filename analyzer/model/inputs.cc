@@ -198,7 +198,7 @@ size_t ChooseFile(const std::vector<ProcessSnapshot>& snaps, const std::vector<s
     reason = "the ring: the process exited after its newest " + DumpName(dump) +
              " (no exit dump), the ring holds its final state";
   } else if (RingMovedOn(ring, dump, &how)) {
-    reason = "the ring: it moved on after the newest " + DumpName(dump) + " (" + how + ")";
+    reason = "the ring: it moved on after its newest " + DumpName(dump) + " (" + how + ")";
   } else if (later > static_cast<int64_t>(2 * poll) && !SealedOnHangOrExit(dump)) {
     reason = "the ring: its heartbeat is " + SecondsText(later) + " later than the newest " +
              DumpName(dump);

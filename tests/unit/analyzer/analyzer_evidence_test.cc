@@ -140,7 +140,7 @@ TEST(NewestEvidenceTest, AHangAfterSpentDumpsNamesTheCulprit) {
       analysis::SelectSnapshots(StalledThen(MakeJob(spec), 3, format::kProcessRunning), {});
   for (size_t p = 0; p < in.processes.size(); ++p) {
     EXPECT_FALSE(in.processes[p].is_dump) << in.read[p];
-    EXPECT_NE(in.sources[p].reason.find("moved on after the newest dump #3"), std::string::npos)
+    EXPECT_NE(in.sources[p].reason.find("moved on after its newest dump #3"), std::string::npos)
         << in.sources[p].reason;
   }
   Analyzed a(in.processes);
