@@ -127,10 +127,13 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
     n.where = Whereabouts::kInsideNccl;
     n.blocked_group = op.group;
     n.blocked_op = op.op;
-    n.late_ns = r.gpu_start_ns == 0 ? -1.0 : static_cast<double>(r.gpu_start_ns);
+    // GPU starts of different hosts compare on the common time line.
+    const uint64_t start = ctx.progress.Common(static_cast<size_t>(m.process), r.gpu_start_ns);
+    n.late_ns = start == 0 ? -1.0 : static_cast<double>(start);
     never_started += r.gpu_start_ns == 0 ? 1 : 0;
     net_bytes += r.net_bytes;
-    last_progress = std::max(last_progress, r.last_progress_ns());
+    last_progress = std::max(
+        last_progress, ctx.progress.Common(static_cast<size_t>(m.process), r.last_progress_ns()));
     f.ranks.push_back(n);
   }
   std::stable_sort(f.ranks.begin(), f.ranks.end(), [](const RankNote& a, const RankNote& b) {
@@ -246,7 +249,10 @@ void AddDead(const Context& ctx, int32_t p, std::vector<Finding>* out) {
   f.summary = RankLabel(ctx.index, n.rank, p) + " on " + CommLabel(ctx.index.groups()[f.group]) +
               " stopped: " + last + Seconds(static_cast<double>(pp.heartbeat_gap_ns)) +
               " older than the newest heartbeat or hang dump of the job (poll " +
-              Seconds(static_cast<double>(poll)) + "), it sealed no dump and it never exited";
+              Seconds(static_cast<double>(poll)) + ", dead after " +
+              Seconds(static_cast<double>(pp.dead_after_ns)) + " of silence, the job's heartbeat " +
+              "jitter " + Seconds(static_cast<double>(ctx.progress.heartbeat_jitter_ns)) +
+              "), it sealed no dump and it never exited";
   if (pp.blocked()) {
     const OpRecord& r = snap.comms[pp.blocked_comm].records[pp.blocked_record];
     f.op = OpOf(r);
@@ -254,8 +260,11 @@ void AddDead(const Context& ctx, int32_t p, std::vector<Finding>* out) {
   } else {
     f.summary += "; nothing was in flight";
   }
-  // The heartbeat is an inference: a frozen (not dead) process looks alike.
-  f.confidence = 0.9 * DataQuality(ctx.index, f.group, false);
+  // Silence is an inference (a frozen or starved process looks alike) unless
+  // the process was seen gone on this machine.
+  f.inferred = pp.liveness != Liveness::kGone;
+  if (!f.inferred) f.summary += "; the process is gone (checked on this machine)";
+  f.confidence = (f.inferred ? 0.8 : 0.9) * DataQuality(ctx.index, f.group, false);
   out->push_back(std::move(f));
 }
 
