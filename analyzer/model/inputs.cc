@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -182,7 +181,7 @@ size_t ChooseFile(const std::vector<ProcessSnapshot>& snaps, const std::vector<s
   }
   for (size_t k = 0; k + 1 < rings.size(); ++k) (*why)[rings[k]] = "an older copy of the ring";
   if (dumps.empty()) {
-    *source = SourceOf(snaps[rings.back()], "the ring (no dump of this process)");
+    *source = SourceOf(snaps[rings.back()], "no dump of this process");
     return rings.back();
   }
   const ProcessSnapshot& dump = snaps[dumps.back()];
@@ -195,16 +194,15 @@ size_t ChooseFile(const std::vector<ProcessSnapshot>& snaps, const std::vector<s
   const int64_t later = HeartbeatAfterDumpNs(ring, dump);
   std::string how, reason;
   if (ring.process_state == format::kProcessExited && dump.dump_reason != format::kDumpExit) {
-    reason = "the ring: the process exited after its newest " + DumpName(dump) +
+    reason = "the process exited after its newest " + DumpName(dump) +
              " (no exit dump), the ring holds its final state";
   } else if (RingMovedOn(ring, dump, &how)) {
-    reason = "the ring: it moved on after its newest " + DumpName(dump) + " (" + how + ")";
+    reason = "it moved on after its newest " + DumpName(dump) + " (" + how + ")";
   } else if (later > static_cast<int64_t>(2 * poll) && !SealedOnHangOrExit(dump)) {
-    reason = "the ring: its heartbeat is " + SecondsText(later) + " later than the newest " +
-             DumpName(dump);
+    reason = "its heartbeat is " + SecondsText(later) + " later than the newest " + DumpName(dump);
   }
   if (!reason.empty()) {
-    (*why)[dumps.back()] = "older than the ring: " + reason.substr(std::strlen("the ring: "));
+    (*why)[dumps.back()] = "older than the ring: " + reason;
     *source = SourceOf(ring, reason);
     source->over_dump = true;
     return rings.back();
@@ -339,7 +337,7 @@ Inputs SelectSnapshots(std::vector<ProcessSnapshot> snapshots,
       const ProcessSnapshot& s = snapshots[best];
       source.path = s.path;
       source.kind = "init";
-      source.reason = std::string("the ring it left half-made: the process died during init (") +
+      source.reason = std::string("a ring left half-made: the process died during init (") +
                       (s.version_major != 0 ? "identity from the header it wrote"
                                             : "no header: identity from the file name, time from "
                                               "the file's mtime") +
