@@ -36,7 +36,7 @@ Verdict DecideVerdict(const JobIndex& index, const std::vector<Finding>& finding
 // outside NCCL, died); inferred from where it is blocked.
 int Directness(const Finding& f) {
   if (f.from_records) return 0;
-  if (f.ranks.empty()) return 2;
+  if (f.ranks.empty() || f.inferred) return 2;
   const RankNote& n = f.ranks.front();
   return n.skipped || n.where != Whereabouts::kInsideNccl ? 1 : 2;
 }
@@ -44,6 +44,13 @@ int Directness(const Finding& f) {
 void SortFindings(std::vector<Finding>* findings) {
   std::stable_sort(findings->begin(), findings->end(), [](const Finding& a, const Finding& b) {
     if (a.root_cause != b.root_cause) return a.root_cause;
+    // A death inferred from silence never outranks a rank seen (in its own
+    // records) outside NCCL, skipping, or shifted: a starved process's
+    // heartbeat lags too.
+    const bool dead = a.kind == FindingKind::kDeadRank || b.kind == FindingKind::kDeadRank;
+    if (a.root_cause && dead && Directness(a) != Directness(b)) {
+      return Directness(a) < Directness(b);
+    }
     if (a.kind != b.kind) return a.kind < b.kind;
     if (a.root_cause && Directness(a) != Directness(b)) return Directness(a) < Directness(b);
     // The most direct evidence first: the comm where fewest ranks lag.
@@ -75,6 +82,34 @@ void AddOtherCulprits(const std::vector<Finding>& findings, std::vector<Culprit>
       if (p >= 0 && named.insert(p).second) culprits->push_back({p, -1, -1});
     }
   }
+}
+
+// Culprits in the order of the first root-cause finding naming each, so the
+// first culprit is the headline's.
+void OrderCulprits(const JobIndex& index, const std::vector<Finding>& findings,
+                   std::vector<Culprit>* culprits) {
+  auto first = [&](const Culprit& c) {
+    for (size_t i = 0; i < findings.size(); ++i) {
+      const Finding& f = findings[i];
+      if (!f.root_cause) continue;
+      if (c.process < 0) {
+        if (f.kind == FindingKind::kMissingRank && f.group == index.MissingOwner(c.group)) return i;
+        continue;
+      }
+      for (const RankNote& n : f.ranks) {
+        if (n.process == c.process) return i;
+      }
+      for (int32_t p : f.extra_processes) {
+        if (p == c.process) return i;
+      }
+    }
+    return findings.size();
+  };
+  std::vector<std::pair<size_t, Culprit>> keyed;
+  for (const Culprit& c : *culprits) keyed.emplace_back(first(c), c);
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < keyed.size(); ++i) (*culprits)[i] = keyed[i].second;
 }
 
 // Files a windowed load trimmed (record_window.h), said once for the job.
@@ -143,8 +178,33 @@ void AddReaderWarnings(const JobIndex& index, Analysis* a) {
   }
 }
 
+// Hosts whose wall clocks differ from the reference host's (host_clocks.h):
+// one note per host, so that times in the findings are read right.
+void AddClockNotes(const JobIndex& index, const JobProgress& progress, Analysis* a) {
+  std::string reference;
+  std::map<std::string, int64_t> skewed;
+  for (size_t p = 0; p < index.processes().size() && p < progress.clock_offset_ns.size(); ++p) {
+    const std::string& host = index.processes()[p].host;
+    if (progress.clock_offset_ns[p] == 0) {
+      if (reference.empty() && !index.processes()[p].comms.empty()) reference = host;
+    } else {
+      skewed.emplace(host, progress.clock_offset_ns[p]);
+    }
+  }
+  for (const auto& [host, offset] : skewed) {
+    const double s = static_cast<double>(offset < 0 ? -offset : offset);
+    a->notes.push_back("host " + host + "'s wall clock is " + Seconds(s) +
+                       (offset > 0 ? " ahead of " : " behind ") + "host " + reference +
+                       "'s (measured from the GPU end times of collectives both finished); times "
+                       "of different hosts are compared after removing it, and times in the "
+                       "findings are on host " +
+                       reference + "'s clock");
+  }
+}
+
 void AddNotes(const JobIndex& index, const JobProgress& progress, Analysis* a) {
   a->notes = index.warnings();
+  AddClockNotes(index, progress, a);
   AddReaderWarnings(index, a);
   AddWindowNote(index, a);
   for (size_t p = 0; p < index.processes().size(); ++p) {
@@ -183,6 +243,7 @@ Analysis Analyze(const JobIndex& index, const AnalyzeOptions& options) {
   SortFindings(&a.findings);
   a.culprits = graph.culprits;
   AddOtherCulprits(a.findings, &a.culprits);
+  OrderCulprits(index, a.findings, &a.culprits);
   a.verdict = DecideVerdict(index, a.findings);
   AddNotes(index, progress, &a);
   return a;

@@ -84,6 +84,9 @@ struct Finding {
   // lagging_rank seen in the member's own records (its ops are the others'
   // shifted), the most direct evidence of a skip.
   bool from_records = false;
+  // Drawn from silence alone (dead_rank whose process could not be seen
+  // gone): weaker than a rank seen outside NCCL in its own records.
+  bool inferred = false;
   int32_t waiting = 0;  // members blocked in `op`
   uint64_t waiting_since_wall_ns = 0;
 };

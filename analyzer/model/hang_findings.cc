@@ -6,6 +6,7 @@
 
 #include "analyzer/model/describe.h"
 #include "analyzer/model/detectors.h"
+#include "analyzer/model/inputs.h"
 #include "flightrec/record_format.h"
 #include "flightrec/record_names.h"
 
@@ -126,10 +127,13 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
     n.where = Whereabouts::kInsideNccl;
     n.blocked_group = op.group;
     n.blocked_op = op.op;
-    n.late_ns = r.gpu_start_ns == 0 ? -1.0 : static_cast<double>(r.gpu_start_ns);
+    // GPU starts of different hosts compare on the common time line.
+    const uint64_t start = ctx.progress.Common(static_cast<size_t>(m.process), r.gpu_start_ns);
+    n.late_ns = start == 0 ? -1.0 : static_cast<double>(start);
     never_started += r.gpu_start_ns == 0 ? 1 : 0;
     net_bytes += r.net_bytes;
-    last_progress = std::max(last_progress, r.last_progress_ns());
+    last_progress = std::max(
+        last_progress, ctx.progress.Common(static_cast<size_t>(m.process), r.last_progress_ns()));
     f.ranks.push_back(n);
   }
   std::stable_sort(f.ranks.begin(), f.ranks.end(), [](const RankNote& a, const RankNote& b) {
@@ -245,7 +249,10 @@ void AddDead(const Context& ctx, int32_t p, std::vector<Finding>* out) {
   f.summary = RankLabel(ctx.index, n.rank, p) + " on " + CommLabel(ctx.index.groups()[f.group]) +
               " stopped: " + last + Seconds(static_cast<double>(pp.heartbeat_gap_ns)) +
               " older than the newest heartbeat or hang dump of the job (poll " +
-              Seconds(static_cast<double>(poll)) + "), it sealed no dump and it never exited";
+              Seconds(static_cast<double>(poll)) + ", dead after " +
+              Seconds(static_cast<double>(pp.dead_after_ns)) + " of silence, the job's heartbeat " +
+              "jitter " + Seconds(static_cast<double>(ctx.progress.heartbeat_jitter_ns)) +
+              "), it sealed no dump and it never exited";
   if (pp.blocked()) {
     const OpRecord& r = snap.comms[pp.blocked_comm].records[pp.blocked_record];
     f.op = OpOf(r);
@@ -253,8 +260,48 @@ void AddDead(const Context& ctx, int32_t p, std::vector<Finding>* out) {
   } else {
     f.summary += "; nothing was in flight";
   }
-  // The heartbeat is an inference: a frozen (not dead) process looks alike.
-  f.confidence = 0.9 * DataQuality(ctx.index, f.group, false);
+  // Silence is an inference (a frozen or starved process looks alike) unless
+  // the process was seen gone on this machine.
+  f.inferred = pp.liveness != Liveness::kGone;
+  if (!f.inferred) f.summary += "; the process is gone (checked on this machine)";
+  f.confidence = (f.inferred ? 0.8 : 0.9) * DataQuality(ctx.index, f.group, false);
+  out->push_back(std::move(f));
+}
+
+// Processes that died during init (inputs.h DiedDuringInit), "host:pid"
+// each, the first few named.
+std::vector<int32_t> InitDeaths(const JobIndex& index) {
+  std::vector<int32_t> out;
+  for (size_t p = 0; p < index.processes().size(); ++p) {
+    if (DiedDuringInit(index.processes()[p])) out.push_back(static_cast<int32_t>(p));
+  }
+  return out;
+}
+
+std::string InitDeathText(const JobIndex& index, const std::vector<int32_t>& deaths) {
+  std::string s = std::to_string(deaths.size()) +
+                  (deaths.size() == 1 ? " process died" : " processes died") +
+                  " during init (a ring left half-made): ";
+  for (size_t i = 0; i < deaths.size() && i < kNamedInSummary; ++i) {
+    const ProcessSnapshot& p = index.processes()[deaths[i]];
+    s += (i ? ", " : "") + p.host + ":" + std::to_string(p.pid);
+  }
+  if (deaths.size() > kNamedInSummary) s += ", ...";
+  return s;
+}
+
+// Processes that died during init, when no comm has a hole to explain (the
+// others never formed the comm it would have joined): one dead_rank
+// finding naming them, a root cause.
+void AddInitDeaths(const Context& ctx, const std::vector<int32_t>& deaths,
+                   std::vector<Finding>* out) {
+  Finding f;
+  f.kind = FindingKind::kDeadRank;
+  f.extra_processes = deaths;
+  f.summary = InitDeathText(ctx.index, deaths) +
+              "; they never joined a communicator, so the others cannot have formed theirs";
+  f.root_cause = true;
+  f.confidence = 0.9;
   out->push_back(std::move(f));
 }
 
@@ -304,6 +351,10 @@ void AddMissing(const Context& ctx, int32_t group, std::vector<Finding>* out) {
                  std::to_string(kMaxListedMissing) + " listed";
   }
   if (f.root_cause) f.summary += "; other ranks are blocked waiting for it";
+  // Their ranks are unknown (init died before any comm), but they are the
+  // job's processes with no comm: the likeliest owners of the holes.
+  const std::vector<int32_t> deaths = InitDeaths(ctx.index);
+  if (!deaths.empty()) f.summary += "; rank(s) missing: " + InitDeathText(ctx.index, deaths);
   // Only the missing penalty is known not to apply: the absence is a fact.
   f.confidence = DataQuality(ctx.index, group, false) / 0.8;
   out->push_back(std::move(f));
@@ -462,12 +513,16 @@ void DetectHang(const JobIndex& index, const JobProgress& progress, const WaitGr
     if (progress.processes[p].dead) AddDead(ctx, static_cast<int32_t>(p), out);
   }
   for (const ShiftedMember& m : shifts) AddShifted(ctx, m, out);
+  bool holes = false;
   for (size_t g = 0; g < index.groups().size(); ++g) {
     if (index.groups()[g].present < index.groups()[g].nranks &&
         index.MissingOwner(static_cast<int32_t>(g)) == static_cast<int32_t>(g)) {
       AddMissing(ctx, static_cast<int32_t>(g), out);
+      holes = true;
     }
   }
+  const std::vector<int32_t> deaths = InitDeaths(index);
+  if (!deaths.empty() && !holes) AddInitDeaths(ctx, deaths, out);
 }
 
 }  // namespace analysis

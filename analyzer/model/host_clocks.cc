@@ -50,7 +50,15 @@ std::vector<int64_t> HostClockOffsets(const JobIndex& index) {
     host_of[p] = host_ids.emplace(procs[p].host, static_cast<int>(host_ids.size())).first->second;
   }
   if (host_ids.size() < 2) return per_process;
-  const int reference = host_of[0];
+  // The first host with a communicator member (a process that died during
+  // init has none, and nothing to measure against).
+  int reference = host_of[0];
+  for (size_t p = 0; p < procs.size(); ++p) {
+    if (!procs[p].comms.empty()) {
+      reference = host_of[p];
+      break;
+    }
+  }
   std::vector<std::vector<int64_t>> samples(host_ids.size());
   for (size_t g = 0; g < index.groups().size(); ++g) {
     const std::vector<MemberRef>& members = index.groups()[g].members;

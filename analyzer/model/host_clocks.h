@@ -1,6 +1,8 @@
 // Hosts whose wall clocks disagree: the offset of each process's host clock
-// against the first host's, so that heartbeats and dump times of different
-// hosts compare on one time line (progress.cc decides who is dead by them).
+// against the reference host's (the first host with a communicator member),
+// so that times of different hosts compare on one time line: heartbeats and
+// dump times (progress.cc decides who is dead by them), the enqueue a wait
+// started at and the GPU starts of an all-stuck op (JobProgress::Common).
 //
 // A collective ends at about the same instant on every rank, whoever arrived
 // last, so across two hosts the median difference of the GPU end times

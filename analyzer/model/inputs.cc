@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -10,7 +11,9 @@
 #include <tuple>
 
 #include "analyzer/model/record_window.h"
+#include "analyzer/reader/init_file.h"
 #include "analyzer/reader/record_buffers.h"
+#include "flightrec/record_format.h"
 
 namespace flightrec {
 namespace analysis {
@@ -50,17 +53,164 @@ void Walk(const std::string& dir, std::vector<std::string>* files,
 using ProcessKey = std::tuple<std::string, int64_t, uint64_t>;  // host, pid, created
 ProcessKey KeyOf(const ProcessSnapshot& s) { return ProcessKey(s.host, s.pid, s.created_wall_ns); }
 
-// "a is a better representative of its process than b": the newest sealed
-// dump, else the ring with the newest heartbeat; the path breaks ties.
-bool Better(const ProcessSnapshot& a, const ProcessSnapshot& b) {
-  if (a.is_dump != b.is_dump) return a.is_dump;
-  if (a.is_dump) {
-    if (a.dump_sequence != b.dump_sequence) return a.dump_sequence > b.dump_sequence;
-    if (a.dump_wall_ns != b.dump_wall_ns) return a.dump_wall_ns > b.dump_wall_ns;
-  } else if (a.heartbeat_wall_ns != b.heartbeat_wall_ns) {
-    return a.heartbeat_wall_ns > b.heartbeat_wall_ns;
-  }
+constexpr uint64_t kDefaultPollNs = 1000000000ULL;
+
+// Dumps of one process, newest last: by sequence, then time; the path
+// breaks ties.
+bool DumpOlder(const ProcessSnapshot& a, const ProcessSnapshot& b) {
+  if (a.dump_sequence != b.dump_sequence) return a.dump_sequence < b.dump_sequence;
+  if (a.dump_wall_ns != b.dump_wall_ns) return a.dump_wall_ns < b.dump_wall_ns;
   return a.path < b.path;
+}
+
+// Rings of one process instance (normally one), newest last.
+bool RingOlder(const ProcessSnapshot& a, const ProcessSnapshot& b) {
+  if (a.heartbeat_wall_ns != b.heartbeat_wall_ns) return a.heartbeat_wall_ns < b.heartbeat_wall_ns;
+  return a.path < b.path;
+}
+
+bool SealedOnHangOrExit(const ProcessSnapshot& d) {
+  return d.dump_reason == format::kDumpTimeout || d.dump_reason == format::kDumpTrigger ||
+         d.dump_reason == format::kDumpExit;
+}
+
+// Whether `ring` holds newer state than `dump`, judged on content, which
+// needs no clock: a dump is a copy of the ring, so a ring that claimed more
+// slots in a region, holds a region the dump lacks, finalized one, or holds
+// a record in a later state than the dump's copy of it has moved on.
+// `*how` says what moved.
+bool RingMovedOn(const ProcessSnapshot& ring, const ProcessSnapshot& dump, std::string* how) {
+  for (const CommSnapshot& r : ring.comms) {
+    const CommSnapshot* d = nullptr;
+    for (const CommSnapshot& c : dump.comms) {
+      if (c.region_index == r.region_index && c.comm_id == r.comm_id &&
+          c.generation == r.generation) {
+        d = &c;
+      }
+    }
+    if (d == nullptr) {
+      *how = "comm " + r.name + " was created after it";
+      return true;
+    }
+    if (r.head > d->head) {
+      *how = std::to_string(r.head - d->head) + " more ops on comm " + r.name;
+      return true;
+    }
+    if (r.state != d->state) {
+      *how = "comm " + r.name + " was finalized since";
+      return true;
+    }
+    // Both ascend by slot_seq: one merge walk.
+    size_t j = 0;
+    for (const OpRecord& rec : r.records) {
+      while (j < d->records.size() && d->records[j].slot_seq < rec.slot_seq) ++j;
+      if (j < d->records.size() && d->records[j].slot_seq == rec.slot_seq &&
+          d->records[j].op_index == rec.op_index && rec.state > d->records[j].state) {
+        *how = "op #" + std::to_string(rec.op_index) + " on comm " + r.name + " progressed since";
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// How much later the ring's heartbeat is than the dump's seal, on the
+// process's own clock: CLOCK_MONOTONIC when both files carry it (immune to
+// wall-clock steps), else the wall clock. Negative when earlier.
+int64_t HeartbeatAfterDumpNs(const ProcessSnapshot& ring, const ProcessSnapshot& dump) {
+  if (ring.heartbeat_mono_ns != 0 && dump.dump_mono_ns != 0) {
+    return static_cast<int64_t>(ring.heartbeat_mono_ns - dump.dump_mono_ns);
+  }
+  if (ring.heartbeat_wall_ns == 0 || dump.dump_wall_ns == 0) return INT64_MIN;
+  return static_cast<int64_t>(ring.heartbeat_wall_ns - dump.dump_wall_ns);
+}
+
+std::string DumpName(const ProcessSnapshot& d) {
+  return "dump #" + std::to_string(d.dump_sequence) + " (" + DumpReasonName(d.dump_reason) + ")";
+}
+
+std::string SecondsText(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f s", static_cast<double>(ns) / 1e9);
+  return buf;
+}
+
+uint64_t NewestRecordTime(const ProcessSnapshot& p) {
+  uint64_t t = 0;
+  for (const CommSnapshot& c : p.comms) {
+    for (const OpRecord& r : c.records) t = std::max({t, r.t_enqueue_ns, r.last_progress_ns()});
+  }
+  return t;
+}
+
+EvidenceSource SourceOf(const ProcessSnapshot& p, std::string reason) {
+  EvidenceSource s;
+  s.path = p.path;
+  s.kind = p.is_dump ? "dump" : "ring";
+  s.reason = std::move(reason);
+  if (p.is_dump) {
+    s.time_wall_ns = p.dump_wall_ns;
+  } else {
+    s.time_wall_ns = p.heartbeat_wall_ns != 0 ? p.heartbeat_wall_ns : NewestRecordTime(p);
+  }
+  return s;
+}
+
+// The file of one process instance that holds its newest state, with the
+// reason; every other file of it is superseded, with why. The newest dump
+// wins unless the ring is newer: the process exited after the dump (and
+// the dump is not its exit dump), the ring moved on since the dump (a
+// process stops dumping after NCCL_FLIGHTREC_MAX_DUMPS, so after a few
+// transient stalls its newest state exists only in the ring), or its
+// heartbeat is more than two polls later and the dump was not sealed on a
+// hang or at exit (a dump sealed on a hang whose ops have not moved holds
+// the same ops as the ring, and is evidence that they were stuck).
+size_t ChooseFile(const std::vector<ProcessSnapshot>& snaps, const std::vector<size_t>& idx,
+                  std::vector<std::string>* why, EvidenceSource* source) {
+  std::vector<size_t> dumps, rings;
+  for (size_t i : idx) (snaps[i].is_dump ? dumps : rings).push_back(i);
+  auto by_dump = [&snaps](size_t a, size_t b) { return DumpOlder(snaps[a], snaps[b]); };
+  auto by_ring = [&snaps](size_t a, size_t b) { return RingOlder(snaps[a], snaps[b]); };
+  std::sort(dumps.begin(), dumps.end(), by_dump);
+  std::sort(rings.begin(), rings.end(), by_ring);
+  why->assign(snaps.size(), std::string());
+  const std::string n_dumps = std::to_string(dumps.size());
+  for (size_t k = 0; k + 1 < dumps.size(); ++k) {
+    (*why)[dumps[k]] =
+        "older " + DumpName(snaps[dumps[k]]) + ", " + std::to_string(k + 1) + " of " + n_dumps;
+  }
+  for (size_t k = 0; k + 1 < rings.size(); ++k) (*why)[rings[k]] = "an older copy of the ring";
+  if (dumps.empty()) {
+    *source = SourceOf(snaps[rings.back()], "no dump of this process");
+    return rings.back();
+  }
+  const ProcessSnapshot& dump = snaps[dumps.back()];
+  if (rings.empty()) {
+    *source = SourceOf(dump, "newest " + DumpName(dump) + " (no ring of this process)");
+    return dumps.back();
+  }
+  const ProcessSnapshot& ring = snaps[rings.back()];
+  const uint64_t poll = ring.watchdog_poll_ns != 0 ? ring.watchdog_poll_ns : kDefaultPollNs;
+  const int64_t later = HeartbeatAfterDumpNs(ring, dump);
+  std::string how, reason;
+  if (ring.process_state == format::kProcessExited && dump.dump_reason != format::kDumpExit) {
+    reason = "the process exited after its newest " + DumpName(dump) +
+             " (no exit dump), the ring holds its final state";
+  } else if (RingMovedOn(ring, dump, &how)) {
+    reason = "it moved on after its newest " + DumpName(dump) + " (" + how + ")";
+  } else if (later > static_cast<int64_t>(2 * poll) && !SealedOnHangOrExit(dump)) {
+    reason = "its heartbeat is " + SecondsText(later) + " later than the newest " + DumpName(dump);
+  }
+  if (!reason.empty()) {
+    (*why)[dumps.back()] = "older than the ring: " + reason;
+    *source = SourceOf(ring, reason);
+    source->over_dump = true;
+    return rings.back();
+  }
+  (*why)[rings.back()] = "holds nothing newer than " + DumpName(dump);
+  *source = SourceOf(
+      dump, "newest " + DumpName(dump) + " of " + n_dumps + "; the ring holds nothing newer");
+  return dumps.back();
 }
 
 std::string MajorityJob(const std::vector<ProcessSnapshot>& snapshots) {
@@ -75,6 +225,33 @@ std::string MajorityJob(const std::vector<ProcessSnapshot>& snapshots) {
     }
   }
   return best;
+}
+
+// A ring never renamed from `.ring.init` stands for a process that died
+// during init: no regions, state kProcessStartingState.
+void AsDiedDuringInit(ProcessSnapshot* s) {
+  s->is_dump = false;
+  s->process_state = kProcessStartingState;
+  s->comms.clear();
+}
+
+// The snapshot of a half-made ring the reader could not read: what its
+// header says, else only the file's time (the name gives host and pid).
+ProcessSnapshot InitSnapshot(const std::string& path, const InitFile& f) {
+  ProcessSnapshot s;
+  s.path = path;
+  s.file_size = f.size;
+  if (f.header) {
+    s.version_major = format::kFormatMajor;
+    s.pid = f.pid;
+    s.host = f.host;
+    s.job_id = f.job_id;
+    s.created_wall_ns = f.created_wall_ns;
+  } else {
+    s.created_wall_ns = f.mtime_ns;
+  }
+  AsDiedDuringInit(&s);
+  return s;
 }
 
 ReadFunction ReaderOf(const LoadOptions& options) {
@@ -103,11 +280,20 @@ std::vector<std::string> CollectFiles(const std::vector<std::string>& paths,
   return files;
 }
 
+bool DiedDuringInit(const ProcessSnapshot& process) {
+  return !process.is_dump && process.process_state == kProcessStartingState &&
+         process.comms.empty();
+}
+
 Inputs SelectSnapshots(std::vector<ProcessSnapshot> snapshots,
                        std::vector<RejectedInput> rejected) {
   Inputs in;
   in.job_id = MajorityJob(snapshots);
   std::map<ProcessKey, std::vector<size_t>> by_process;
+  // host, pid -> an init-less file: a ring that finished init supersedes a
+  // half-made one of the same process (whose creation time may be unknown).
+  std::map<std::pair<std::string, int64_t>, size_t> complete;
+  std::vector<size_t> init_only;
   for (size_t i = 0; i < snapshots.size(); ++i) {
     const ProcessSnapshot& s = snapshots[i];
     if (s.job_id != in.job_id) {
@@ -115,18 +301,60 @@ Inputs SelectSnapshots(std::vector<ProcessSnapshot> snapshots,
                                       "' (the majority of processes are job '" + in.job_id + "')"});
       continue;
     }
+    if (DiedDuringInit(s)) {
+      init_only.push_back(i);
+      continue;
+    }
     by_process[KeyOf(s)].push_back(i);
+    complete.emplace(std::make_pair(s.host, s.pid), i);
+  }
+  std::map<ProcessKey, std::vector<size_t>> init_by_process;
+  for (size_t i : init_only) {
+    const ProcessSnapshot& s = snapshots[i];
+    const auto done = complete.find(std::make_pair(s.host, s.pid));
+    if (done != complete.end()) {
+      in.superseded.push_back({s.path, snapshots[done->second].path,
+                               "left by init; the process finished init and its ring is used"});
+      continue;
+    }
+    init_by_process[KeyOf(s)].push_back(i);
+  }
+  for (auto& [key, idx] : init_by_process) {
+    std::sort(idx.begin(), idx.end(),
+              [&snapshots](size_t a, size_t b) { return snapshots[a].path < snapshots[b].path; });
+    for (size_t k = 1; k < idx.size(); ++k) {
+      in.superseded.push_back(
+          {snapshots[idx[k]].path, snapshots[idx[0]].path, "another file left by the same init"});
+    }
+    by_process[key] = {idx[0]};
   }
   // std::map order = (host, pid, created): deterministic, scheduling-free.
+  std::vector<std::string> why;
   for (auto& [key, idx] : by_process) {
-    std::sort(idx.begin(), idx.end(),
-              [&snapshots](size_t a, size_t b) { return Better(snapshots[a], snapshots[b]); });
-    for (size_t k = 1; k < idx.size(); ++k) {
-      in.superseded.push_back({snapshots[idx[k]].path, snapshots[idx[0]].path});
+    EvidenceSource source;
+    size_t best = idx[0];
+    if (DiedDuringInit(snapshots[best])) {
+      const ProcessSnapshot& s = snapshots[best];
+      source.path = s.path;
+      source.kind = "init";
+      source.reason = std::string("a ring left half-made: the process died during init (") +
+                      (s.version_major != 0 ? "identity from the header it wrote"
+                                            : "no header: identity from the file name, time from "
+                                              "the file's mtime") +
+                      ")";
+      source.time_wall_ns = s.created_wall_ns;
+    } else {
+      best = ChooseFile(snapshots, idx, &why, &source);
+      for (size_t i : idx) {
+        if (i != best) in.superseded.push_back({snapshots[i].path, snapshots[best].path, why[i]});
+      }
     }
-    in.read.push_back(snapshots[idx[0]].path);
-    in.processes.push_back(std::move(snapshots[idx[0]]));
+    in.read.push_back(snapshots[best].path);
+    in.sources.push_back(std::move(source));
+    in.processes.push_back(std::move(snapshots[best]));
   }
+  std::sort(in.superseded.begin(), in.superseded.end(),
+            [](const SupersededInput& a, const SupersededInput& b) { return a.path < b.path; });
   std::sort(rejected.begin(), rejected.end(),
             [](const RejectedInput& a, const RejectedInput& b) { return a.path < b.path; });
   in.rejected = std::move(rejected);
@@ -160,13 +388,46 @@ Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& opti
   for (std::thread& t : pool) t.join();
 
   std::vector<ProcessSnapshot> snapshots;
+  std::vector<size_t> nameless;  // half-made rings with no header: identity from the name
+  std::vector<InitFile> init_files(files.size());
   for (size_t i = 0; i < files.size(); ++i) {
+    const bool init_name = HasSuffix(files[i], kInitSuffix);
     if (results[i].ok) {
       if (results[i].snapshot.path.empty()) results[i].snapshot.path = files[i];
+      // Never renamed: its process did not finish init, whatever it wrote.
+      if (init_name) AsDiedDuringInit(&results[i].snapshot);
       snapshots.push_back(std::move(results[i].snapshot));
-    } else {
-      rejected.push_back({files[i], results[i].error.empty() ? "unreadable" : results[i].error});
+      continue;
     }
+    if (init_name || HasSuffix(files[i], kRingSuffix)) {
+      init_files[i] = ReadInitFile(files[i]);
+      const InitFile& f = init_files[i];
+      if (f.readable && (init_name || f.all_zero)) {
+        if (f.header) {
+          snapshots.push_back(InitSnapshot(files[i], f));
+        } else {
+          nameless.push_back(i);
+        }
+        continue;
+      }
+    }
+    rejected.push_back({files[i], results[i].error.empty() ? "unreadable" : results[i].error});
+  }
+  // The name says host and pid once the job id is known; it is the job's
+  // (the file is in the job's directory under the job's name).
+  const std::string job = MajorityJob(snapshots);
+  for (size_t i : nameless) {
+    ProcessSnapshot s = InitSnapshot(files[i], init_files[i]);
+    if (!ParseRingName(files[i], job, &s.host, &s.pid)) {
+      rejected.push_back(
+          {files[i], results[i].error + " (" + (init_files[i].all_zero ? "all zero" : "no header") +
+                         ": a ring left half-made by a process that died during init, but its "
+                         "name is not flightrec-" +
+                         job + "-<host>-<pid>.ring)"});
+      continue;
+    }
+    s.job_id = job;
+    snapshots.push_back(std::move(s));
   }
   return SelectSnapshots(std::move(snapshots), std::move(rejected));
 }
@@ -178,6 +439,7 @@ void ReloadProcesses(const std::vector<size_t>& which, const LoadOptions& option
   for (size_t i : which) {
     if (i >= inputs->processes.size()) continue;
     ProcessSnapshot& old = inputs->processes[i];
+    if (DiedDuringInit(old)) continue;  // nothing more to read
     ReadResult r = read(old.path);
     if (!r.ok || r.snapshot.pid != old.pid || r.snapshot.host != old.host ||
         r.snapshot.created_wall_ns != old.created_wall_ns) {

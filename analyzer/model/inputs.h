@@ -1,7 +1,10 @@
 // Turns the PATH... arguments of `flightrec analyze`/`timeline` into one
 // snapshot per process: walks directories, reads files in parallel, keeps
-// the newest sealed dump of each process (else its ring), and sets aside
-// unreadable files and files of another job, each with the reason.
+// the file holding the newest state of each process (its newest dump, or
+// its ring when the ring moved on since: docs/analyzer.md "Which file"),
+// reports rings left half-made by processes that died during init, and
+// sets aside unreadable files and files of another job, each with the
+// reason.
 #ifndef FLIGHTREC_ANALYZER_MODEL_INPUTS_H_
 #define FLIGHTREC_ANALYZER_MODEL_INPUTS_H_
 
@@ -23,11 +26,22 @@ struct RejectedInput {
 
 struct SupersededInput {
   std::string path;
-  std::string by;  // the file of the same process that was used instead
+  std::string by;   // the file of the same process that was used instead
+  std::string why;  // e.g. "older dump (#2 of 4)", "the ring moved on after it"
+};
+
+// Where a process's state came from (one per analyzed process).
+struct EvidenceSource {
+  std::string path;
+  const char* kind = "ring";  // "ring" | "dump" | "init" (a ring left half-made)
+  std::string reason;         // why this file holds the newest state
+  uint64_t time_wall_ns = 0;  // when that state was captured, on the process's own clock
+  bool over_dump = false;     // a ring chosen over a dump of the same process (newer)
 };
 
 struct Inputs {
   std::vector<ProcessSnapshot> processes;   // ordered by (host, pid, path)
+  std::vector<EvidenceSource> sources;      // same order
   std::vector<std::string> read;            // the files analyzed, same order
   std::vector<SupersededInput> superseded;  // older files of those processes
   std::vector<RejectedInput> rejected;      // sorted by path
@@ -61,14 +75,22 @@ void ReloadProcesses(const std::vector<size_t>& which, const LoadOptions& option
 RecordSource FileRecordSource(const LoadOptions& options = {});
 
 // Files found under `paths` (directories walked recursively, sorted): every
-// regular file except *.tmp and *.trigger (ours, never inputs). None is
+// regular file except *.tmp and *.trigger (ours, never inputs; a
+// *.ring.init is an input: a process that died during init). None is
 // opened here; the reader rejects one that is not a ring or a dump from its
 // first bytes. Missing paths are reported in *rejected.
 std::vector<std::string> CollectFiles(const std::vector<std::string>& paths,
                                       std::vector<RejectedInput>* rejected);
 
 // Keeps one snapshot per process and drops foreign jobs (exposed for tests).
+// Snapshots with process_state kProcessStartingState and no regions stand
+// for processes that died during init (see DiedDuringInit).
 Inputs SelectSnapshots(std::vector<ProcessSnapshot> snapshots, std::vector<RejectedInput> rejected);
+
+// A process that never finished init: its ring is a `.ring.init` or an
+// all-zero `.ring` (analyzer/reader/init_file.h), kept as a snapshot with
+// no regions so that it counts in the job.
+bool DiedDuringInit(const ProcessSnapshot& process);
 
 }  // namespace analysis
 }  // namespace flightrec

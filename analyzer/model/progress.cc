@@ -11,9 +11,15 @@ namespace analysis {
 namespace {
 
 constexpr uint64_t kSecondNs = 1000000000ULL;
-// A ring whose heartbeat is this many poll intervals older than the newest
-// heartbeat seen anywhere belongs to a process that stopped.
+// Silence that makes a ring's process dead, all of (docs/analyzer.md "Dead
+// processes"): this many poll intervals; this many times the job's own
+// heartbeat jitter (a loaded machine starves watchdogs of all processes,
+// some more than others); and this fraction of the watchdog timeout (the
+// time scale on which an op is called stuck: a process silent for less
+// than that is no more dead than an op pending that long is stuck).
 constexpr uint64_t kDeadPolls = 3;
+constexpr uint64_t kDeadJitters = 4;
+constexpr uint64_t kDeadTimeoutDivisor = 2;
 
 uint64_t SnapshotTime(const ProcessSnapshot& p) {
   if (p.is_dump && p.dump_wall_ns != 0) return p.dump_wall_ns;
@@ -107,38 +113,57 @@ JobProgress ComputeProgress(const JobIndex& index, const ProgressOptions& option
   JobProgress job;
   job.processes.resize(procs.size());
   // Heartbeats and dump times of different hosts are compared, so they are
-  // first put on the first host's time line (a skewed host's live ranks
-  // would otherwise look dead, or a dead one alive).
-  const std::vector<int64_t> offset = HostClockOffsets(index);
-  auto common = [&offset](size_t p, uint64_t wall_ns) {
-    return wall_ns == 0 ? 0 : wall_ns - static_cast<uint64_t>(offset[p]);  // mod 2^64
-  };
+  // first put on one time line (a skewed host's live ranks would otherwise
+  // look dead, or a dead one alive).
+  job.clock_offset_ns = HostClockOffsets(index);
+  auto common = [&job](size_t p, uint64_t wall_ns) { return job.Common(p, wall_ns); };
   for (size_t p = 0; p < procs.size(); ++p) {
     job.newest_heartbeat_wall_ns =
         std::max(job.newest_heartbeat_wall_ns, common(p, procs[p].heartbeat_wall_ns));
   }
   const uint64_t hang_dump = FirstHangDump(procs, common);
+  std::vector<uint64_t> alive(procs.size(), 0);
+  std::vector<uint64_t> gaps;
+  for (size_t i = 0; i < procs.size(); ++i) {
+    alive[i] = common(i, LastSignOfLife(procs[i]));
+    ProcessProgress& out = job.processes[i];
+    if (alive[i] != 0 && job.newest_heartbeat_wall_ns > alive[i]) {
+      out.heartbeat_gap_ns = job.newest_heartbeat_wall_ns - alive[i];
+    }
+    if (procs[i].heartbeat_wall_ns != 0) gaps.push_back(out.heartbeat_gap_ns);
+  }
+  // The median: robust to the few silent ones it is to judge.
+  if (!gaps.empty()) {
+    auto mid = gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2);
+    std::nth_element(gaps.begin(), mid, gaps.end());
+    job.heartbeat_jitter_ns = *mid;
+  }
+  const LivenessCheck liveness = options.liveness ? options.liveness : CheckLiveness;
   // Per process: each writes only its own job.processes[i].
   ParallelFor(procs.size(), [&](size_t i) {
     const ProcessSnapshot& p = procs[i];
     ProcessProgress& out = job.processes[i];
     out.snapshot_wall_ns = SnapshotTime(p);
-    const uint64_t alive = common(i, LastSignOfLife(p));
-    if (alive != 0 && job.newest_heartbeat_wall_ns > alive) {
-      out.heartbeat_gap_ns = job.newest_heartbeat_wall_ns - alive;
-    }
     const uint64_t poll = p.watchdog_poll_ns != 0 ? p.watchdog_poll_ns : kSecondNs;
+    out.dead_after_ns = std::max({kDeadPolls * poll, kDeadJitters * job.heartbeat_jitter_ns,
+                                  p.watchdog_timeout_ns / kDeadTimeoutDivisor});
     // Only a ring still marked running can be dead (a dump was sealed by a
     // live process; an exited one said so). It is dead when it went quiet
-    // for several polls while others beat on, or when it was already quiet
-    // when the job dumped on a hang: it never saw the trigger every live
-    // process acts on within a poll.
-    const bool silent_ring = !p.is_dump && p.process_state == format::kProcessRunning && alive != 0;
-    const bool quiet = out.heartbeat_gap_ns > kDeadPolls * poll;
-    const bool missed_dump = hang_dump != 0 && hang_dump > alive && hang_dump - alive > 2 * poll;
-    out.dead = silent_ring && (quiet || missed_dump);
-    if (out.dead && hang_dump > alive) {
-      out.heartbeat_gap_ns = std::max(out.heartbeat_gap_ns, hang_dump - alive);
+    // for longer than dead_after_ns while others beat on, or when it was
+    // already that quiet when the job dumped on a hang: it never saw the
+    // trigger every live process acts on within a poll. A process seen
+    // still running on this machine is not dead, however quiet.
+    const bool silent_ring =
+        !p.is_dump && p.process_state == format::kProcessRunning && alive[i] != 0;
+    const bool quiet = out.heartbeat_gap_ns > out.dead_after_ns;
+    const bool missed_dump =
+        hang_dump != 0 && hang_dump > alive[i] && hang_dump - alive[i] > out.dead_after_ns;
+    if (silent_ring && (quiet || missed_dump)) {
+      out.liveness = liveness(p);
+      out.dead = out.liveness != Liveness::kRunning;
+    }
+    if (out.dead && hang_dump > alive[i]) {
+      out.heartbeat_gap_ns = std::max(out.heartbeat_gap_ns, hang_dump - alive[i]);
     }
     FindBlockedOp(p, options, &out);
   });

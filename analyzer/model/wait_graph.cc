@@ -206,7 +206,9 @@ class Builder {
   void AddWaiting(BlockedOp* op, int32_t rank, int32_t process) {
     op->waiting.push_back(rank);
     op->stuck = op->stuck || progress_.processes[process].stuck;
-    const uint64_t t = BlockedRecord(process).t_enqueue_ns;
+    // Processes of different hosts: on the common time line.
+    const uint64_t t =
+        progress_.Common(static_cast<size_t>(process), BlockedRecord(process).t_enqueue_ns);
     if (op->since_wall_ns == 0 || (t != 0 && t < op->since_wall_ns)) op->since_wall_ns = t;
   }
 

@@ -180,7 +180,19 @@ std::string HtmlReport(const ReportInput& in, const analysis::JobProgress& progr
   }
   s += "<h2>Timeline (newest ops per process)</h2>\n" + Timeline(in, progress);
   s += "<h2>Inputs</h2>\n<p>" + std::to_string(in.inputs.read.size()) + " files read, " +
-       std::to_string(in.inputs.rejected.size()) + " rejected.</p>\n<ul>\n";
+       std::to_string(in.inputs.rejected.size()) + " rejected";
+  if (!in.inputs.sources.empty()) s += "; " + Esc(SourcesSummary(in));
+  s += ".</p>\n<ul>\n";
+  for (const analysis::Culprit& c : in.analysis.culprits) {
+    const std::string src = SourceText(in, c.process);
+    if (!src.empty()) {
+      s += "<li>" + Esc(analysis::ProcessLabel(in.index.processes()[c.process])) + ": state from " +
+           Esc(src) + "</li>\n";
+    }
+  }
+  for (const analysis::SupersededInput& o : in.inputs.superseded) {
+    s += "<li>superseded <code>" + Esc(o.path) + "</code>: " + Esc(o.why) + "</li>\n";
+  }
   for (const analysis::RejectedInput& r : in.inputs.rejected) {
     s += "<li>rejected <code>" + Esc(r.path) + "</code>: " + Esc(r.reason) + "</li>\n";
   }

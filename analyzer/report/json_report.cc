@@ -23,7 +23,15 @@ json CommJson(const analysis::CommGroup& g) {
 // A process with its rank in every communicator it belongs to; a rank with
 // no file has null host and pid and the memberships we know of (the holes
 // of narrower comms that are the same process, JobIndex::MissingMemberships).
-json ProcessJson(const JobIndex& index, int32_t process, int32_t group, int32_t rank) {
+json SourceJson(const analysis::EvidenceSource& s) {
+  return {{"path", s.path},
+          {"kind", s.kind},
+          {"reason", s.reason},
+          {"time", s.time_wall_ns != 0 ? json(analysis::IsoTime(s.time_wall_ns)) : json(nullptr)}};
+}
+
+json ProcessJson(const ReportInput& in, int32_t process, int32_t group, int32_t rank) {
+  const JobIndex& index = in.index;
   json ranks = json::array();
   if (process < 0) {
     for (const auto& [gi, r] : index.MissingMemberships(group, rank)) {
@@ -36,7 +44,12 @@ json ProcessJson(const JobIndex& index, int32_t process, int32_t group, int32_t 
   for (const CommSnapshot& c : p.comms) {
     ranks.push_back({{"comm", analysis::HexId(c.comm_id)}, {"name", c.name}, {"rank", c.rank}});
   }
-  return {{"host", p.host}, {"pid", p.pid}, {"ranks", ranks}};
+  json j = {{"host", p.host}, {"pid", p.pid}, {"ranks", ranks}};
+  // Only when the sources describe this index's processes (one each).
+  if (in.inputs.sources.size() == index.processes().size()) {
+    j["source"] = SourceJson(in.inputs.sources[process]);
+  }
+  return j;
 }
 
 json OpJson(const OpRef& op) {
@@ -63,14 +76,15 @@ json DetailJson(const JobIndex& index, const RankNote& n) {
   return d;
 }
 
-json FindingJson(const JobIndex& index, const Finding& f) {
+json FindingJson(const ReportInput& in, const Finding& f) {
+  const JobIndex& index = in.index;
   json ranks = json::array(), processes = json::array(), details = json::array();
   for (const RankNote& n : f.ranks) {
     ranks.push_back(n.rank);
-    processes.push_back(ProcessJson(index, n.process, f.group, n.rank));
+    processes.push_back(ProcessJson(in, n.process, f.group, n.rank));
     details.push_back(DetailJson(index, n));
   }
-  for (int32_t p : f.extra_processes) processes.push_back(ProcessJson(index, p, -1, -1));
+  for (int32_t p : f.extra_processes) processes.push_back(ProcessJson(in, p, -1, -1));
   json j = {{"kind", analysis::FindingKindName(f.kind)},
             {"comm", f.group >= 0 ? CommJson(index.groups()[f.group]) : json(nullptr)},
             {"ranks", ranks},
@@ -91,28 +105,32 @@ json FindingJson(const JobIndex& index, const Finding& f) {
 }  // namespace
 
 std::string JsonReport(const ReportInput& in) {
-  const JobIndex& index = in.index;
   json findings = json::array(), culprits = json::array();
-  for (const Finding& f : in.analysis.findings) findings.push_back(FindingJson(index, f));
+  for (const Finding& f : in.analysis.findings) findings.push_back(FindingJson(in, f));
   for (const Culprit& c : in.analysis.culprits) {
-    culprits.push_back(ProcessJson(index, c.process, c.group, c.rank));
+    culprits.push_back(ProcessJson(in, c.process, c.group, c.rank));
   }
   json read = in.inputs.read, rejected = json::array(), superseded = json::array();
   for (const analysis::RejectedInput& r : in.inputs.rejected) {
     rejected.push_back({{"path", r.path}, {"reason", r.reason}});
   }
   for (const analysis::SupersededInput& s : in.inputs.superseded) {
-    superseded.push_back({{"path", s.path}, {"by", s.by}});
+    superseded.push_back({{"path", s.path}, {"by", s.by}, {"why", s.why}});
   }
-  json out = {{"schema", kSchema},
-              {"verdict", analysis::VerdictName(in.analysis.verdict)},
-              {"headline", Headline(in)},
-              {"exit_code", analysis::ExitCodeFor(in.analysis)},
-              {"job_id", in.inputs.job_id},
-              {"findings", findings},
-              {"culprits", culprits},
-              {"inputs", {{"read", read}, {"superseded", superseded}, {"rejected", rejected}}},
-              {"notes", in.analysis.notes}};
+  // Where each process's state came from, in the order of `read`.
+  json sources = json::array();
+  for (const analysis::EvidenceSource& s : in.inputs.sources) sources.push_back(SourceJson(s));
+  json out = {
+      {"schema", kSchema},
+      {"verdict", analysis::VerdictName(in.analysis.verdict)},
+      {"headline", Headline(in)},
+      {"exit_code", analysis::ExitCodeFor(in.analysis)},
+      {"job_id", in.inputs.job_id},
+      {"findings", findings},
+      {"culprits", culprits},
+      {"inputs",
+       {{"read", read}, {"sources", sources}, {"superseded", superseded}, {"rejected", rejected}}},
+      {"notes", in.analysis.notes}};
   // Names come from files: replace invalid UTF-8 rather than throw.
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

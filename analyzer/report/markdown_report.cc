@@ -46,6 +46,8 @@ std::string MarkdownReport(const ReportInput& in) {
              analysis::CommLabel(in.index.groups()[c.group]) + " (no file)\n";
       } else {
         s += "- " + analysis::ProcessLabel(in.index.processes()[c.process]) + "\n";
+        const std::string src = SourceText(in, c.process);
+        if (!src.empty()) s += "  - state from " + Cell(src) + "\n";
       }
     }
     s += "\n";
@@ -65,6 +67,10 @@ std::string MarkdownReport(const ReportInput& in) {
     s += "\n";
   }
   s += "## Inputs\n\n- read: " + std::to_string(in.inputs.read.size()) + " files\n";
+  if (!in.inputs.sources.empty()) s += "- " + Cell(SourcesSummary(in)) + "\n";
+  for (const analysis::SupersededInput& o : in.inputs.superseded) {
+    s += "- superseded `" + o.path + "`: " + Cell(o.why) + "\n";
+  }
   for (const analysis::RejectedInput& r : in.inputs.rejected) {
     s += "- rejected `" + r.path + "`: " + Cell(r.reason) + "\n";
   }

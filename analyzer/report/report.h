@@ -26,6 +26,13 @@ struct ReportInput {
 // behind on comm `tp1`: ...".
 std::string Headline(const ReportInput& in);
 
+// Where a process's state came from: "ring <path>: <reason>"; "" when the
+// inputs do not describe the index's processes.
+std::string SourceText(const ReportInput& in, int32_t process);
+// How many processes' states came from dumps, rings, half-made rings:
+// "state from 6 dumps and 2 rings (2 newer than their dumps)".
+std::string SourcesSummary(const ReportInput& in);
+
 std::string TextReport(const ReportInput& in);
 std::string MarkdownReport(const ReportInput& in);
 std::string JsonReport(const ReportInput& in);

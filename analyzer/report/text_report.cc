@@ -54,6 +54,31 @@ std::string FindingLine(const ReportInput& in, const Finding& f) {
 
 }  // namespace
 
+std::string SourceText(const ReportInput& in, int32_t process) {
+  if (process < 0 || in.inputs.sources.size() != in.index.processes().size()) return "";
+  const analysis::EvidenceSource& src = in.inputs.sources[static_cast<size_t>(process)];
+  return std::string(src.kind) + " " + src.path + ": " + src.reason;
+}
+
+std::string SourcesSummary(const ReportInput& in) {
+  size_t dumps = 0, rings = 0, newer = 0, init = 0;
+  for (const analysis::EvidenceSource& src : in.inputs.sources) {
+    const std::string kind = src.kind;
+    dumps += kind == "dump" ? 1 : 0;
+    rings += kind == "ring" ? 1 : 0;
+    init += kind == "init" ? 1 : 0;
+    newer += src.over_dump ? 1 : 0;
+  }
+  std::string s = "state from " + std::to_string(dumps) + " dump" + (dumps == 1 ? "" : "s") +
+                  " and " + std::to_string(rings) + " ring" + (rings == 1 ? "" : "s");
+  if (newer > 0) s += " (" + std::to_string(newer) + " newer than their dumps)";
+  if (init > 0) {
+    s += "; " + std::to_string(init) + " process" + (init == 1 ? "" : "es") +
+         " died during init (half-made ring)";
+  }
+  return s;
+}
+
 std::string Headline(const ReportInput& in) {
   const analysis::Analysis& a = in.analysis;
   std::string verdict = Upper(analysis::VerdictName(a.verdict));
@@ -72,7 +97,11 @@ std::string TextReport(const ReportInput& in) {
   std::string s = Headline(in) + "\n";
   if (!a.culprits.empty()) {
     s += "\nRoot cause" + std::string(a.culprits.size() > 1 ? "s" : "") + ":\n";
-    for (const analysis::Culprit& c : a.culprits) s += "  " + CulpritText(in, c) + "\n";
+    for (const analysis::Culprit& c : a.culprits) {
+      s += "  " + CulpritText(in, c) + "\n";
+      const std::string src = SourceText(in, c.process);
+      if (!src.empty()) s += "    state from " + src + "\n";
+    }
   } else if (!a.findings.empty()) {
     s += "\nNo single process is to blame.\n";
   }
@@ -101,7 +130,9 @@ std::string TextReport(const ReportInput& in) {
   if (!in.inputs.superseded.empty()) {
     s += ", " + std::to_string(in.inputs.superseded.size()) + " older files of the same processes";
   }
-  s += ", " + std::to_string(in.inputs.rejected.size()) + " rejected\n";
+  s += ", " + std::to_string(in.inputs.rejected.size()) + " rejected";
+  if (!in.inputs.sources.empty()) s += "; " + SourcesSummary(in);
+  s += "\n";
   size_t listed = 0;
   for (const analysis::RejectedInput& r : in.inputs.rejected) {
     if (listed++ == kMaxRejectedListed) {

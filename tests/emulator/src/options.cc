@@ -53,7 +53,8 @@ bool FaultKindFromName(const std::string& name, FaultKind* kind) {
     FaultKind kind;
   } kKinds[] = {{"stuck", FaultKind::kStuck},      {"skip", FaultKind::kSkip},
                 {"kill", FaultKind::kKill},        {"mismatch", FaultKind::kMismatch},
-                {"gpu-hang", FaultKind::kGpuHang}, {"slow", FaultKind::kSlow}};
+                {"gpu-hang", FaultKind::kGpuHang}, {"slow", FaultKind::kSlow},
+                {"pause", FaultKind::kPause}};
   for (const auto& k : kKinds) {
     if (name == k.name) {
       *kind = k.kind;
@@ -127,7 +128,7 @@ bool ParseFault(const std::string& spec, Fault* out, std::string* error) {
   std::vector<std::string> parts = Split(spec, ':');
   Fault f;
   if (parts.empty() || !FaultKindFromName(parts[0], &f.kind)) {
-    *error = "--fault '" + spec + "': unknown kind (stuck|skip|kill|mismatch|gpu-hang|slow)";
+    *error = "--fault '" + spec + "': unknown kind (stuck|skip|kill|mismatch|gpu-hang|slow|pause)";
     return false;
   }
   for (size_t i = 1; i < parts.size(); ++i) {
@@ -153,9 +154,11 @@ bool ParseFault(const std::string& spec, Fault* out, std::string* error) {
     }
   }
   bool needs_op = f.kind != FaultKind::kSlow;
-  if (f.rank < 0 || (needs_op && f.op < 0) || (f.kind == FaultKind::kSlow && f.us <= 0) ||
+  const bool needs_us = f.kind == FaultKind::kSlow || f.kind == FaultKind::kPause;
+  if (f.rank < 0 || (needs_op && f.op < 0) || (needs_us && f.us <= 0) ||
       (f.kind == FaultKind::kMismatch && f.field == MismatchField::kNone)) {
-    *error = "--fault '" + spec + "': needs rank=R" + std::string(needs_op ? ":op=N" : ":us=X") +
+    *error = "--fault '" + spec + "': needs rank=R" + std::string(needs_op ? ":op=N" : "") +
+             (needs_us ? ":us=X" : "") +
              (f.kind == FaultKind::kMismatch ? ":field=count|datatype|func" : "");
     return false;
   }
@@ -277,7 +280,8 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
   --dump-dir DIR        where --until-dumps counts *.frdump [$NCCL_FLIGHTREC_DIR]
   --step-us US          emulated kernel time per op [200]
   --fault SPEC          stuck|skip|kill:rank=R:op=N, mismatch:rank=R:op=N:field=count|datatype|func,
-                        gpu-hang:rank=R:op=N, slow:rank=R:us=X (repeatable)
+                        gpu-hang:rank=R:op=N, slow:rank=R:us=X, pause:rank=R:op=N:us=X
+                        (one stall of X us outside NCCL before op N) (repeatable)
   --hang-timeout-s S    kill all ranks after S seconds without progress [60]
   --until-dumps N       kill all ranks once N dump files exist in the dump dir
   --mark-op N           record when each rank enqueues op N (summary: mark_op_wall_ns)

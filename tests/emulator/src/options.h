@@ -14,7 +14,7 @@
 namespace flightrec {
 namespace emu {
 
-enum class FaultKind { kStuck, kSkip, kKill, kMismatch, kGpuHang, kSlow };
+enum class FaultKind { kStuck, kSkip, kKill, kMismatch, kGpuHang, kSlow, kPause };
 enum class MismatchField { kNone, kCount, kDatatype, kFunc };
 
 struct Fault {
@@ -22,7 +22,7 @@ struct Fault {
   int rank = -1;
   int64_t op = -1;  // op number (kSlow: unused)
   MismatchField field = MismatchField::kNone;
-  int64_t us = 0;  // kSlow: delay before every op
+  int64_t us = 0;  // kSlow: delay before every op; kPause: the one pause before op `op`
 };
 
 struct Options {

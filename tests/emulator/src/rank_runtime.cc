@@ -112,6 +112,15 @@ void RankRuntime::ApplyBeforeOpFaults(int64_t i) {
   int r = opts_.rank;
   if (const Fault* f = opts_.FindFault(FaultKind::kSlow, r, i))
     usleep(static_cast<useconds_t>(f->us));
+  if (const Fault* f = opts_.FindFault(FaultKind::kPause, r, i)) {
+    // A transient stall outside NCCL (a checkpoint, a slow data loader):
+    // the rank's others wait in their ops, then it goes on.
+    EMU_WARN("fault: rank %d pauses %lld us outside NCCL before op %lld", r,
+             static_cast<long long>(f->us), static_cast<long long>(i));
+    for (int64_t left = f->us; left > 0; left -= 500000) {
+      usleep(static_cast<useconds_t>(left < 500000 ? left : 500000));
+    }
+  }
   if (opts_.FindFault(FaultKind::kKill, r, i) != nullptr) {
     EMU_WARN("fault: rank %d SIGKILLs itself at op %lld", r, static_cast<long long>(i));
     raise(SIGKILL);

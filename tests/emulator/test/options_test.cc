@@ -25,6 +25,12 @@ TEST(Options, ParsesFaultsAndRejectsBadOnesWithTheSpec) {
   EXPECT_FALSE(ParseFault("mismatch:rank=1:op=2", &f, &err));
   EXPECT_NE(err.find("field="), std::string::npos);
   EXPECT_FALSE(ParseFault("stuck:rank=1", &f, &err));
+  // A pause is one stall before one op: it needs both.
+  EXPECT_FALSE(ParseFault("pause:rank=1:op=2", &f, &err));
+  EXPECT_NE(err.find("op=N:us=X"), std::string::npos) << err;
+  ASSERT_TRUE(ParseFault("pause:rank=1:op=2:us=300", &f, &err)) << err;
+  EXPECT_EQ(f.kind, FaultKind::kPause);
+  EXPECT_EQ(f.us, 300);
   Options bad;
   EXPECT_FALSE(ParseOptions({"--ranks", "8", "--fault", "kill:rank=9:op=1"}, &bad, &err));
   EXPECT_NE(err.find("rank 9"), std::string::npos);

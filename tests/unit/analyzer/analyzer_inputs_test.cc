@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <string>
 
 #include "analyzer/model/inputs.h"
+#include "analyzer/reader/init_file.h"
 #include "flightrec/record_format.h"
 
 namespace flightrec {
@@ -121,6 +123,109 @@ TEST_F(InputsTest, RingIsUsedWhenThereIsNoDump) {
   const Inputs in = LoadInputs({ring}, options);
   ASSERT_EQ(in.processes.size(), 1u);
   EXPECT_FALSE(in.processes[0].is_dump);
+}
+
+// Rings left half-made by processes killed during init, as real files: an
+// empty `.ring.init` (killed before the header write), one with a complete
+// header and then nothing (killed after it), an all-zero `.ring` (an older
+// plugin that created the ring under its final name), and a `.ring.init`
+// whose process later finished init. Each is a process of the job that
+// died during init, identified by its header or else its file name, never
+// a rejected or foreign file; the finished one is superseded.
+TEST_F(InputsTest, RingsLeftHalfMadeByInitAreProcessesThatDiedDuringInit) {
+  const std::string empty_init = (dir_ / "flightrec-job-1-host-a-77.ring.init").string();
+  std::fclose(std::fopen(empty_init.c_str(), "wb"));
+  const std::string header_init = (dir_ / "flightrec-job-1-host-b-78.ring.init").string();
+  {
+    format::FileHeader h;
+    std::memset(&h, 0, sizeof(h));
+    h.magic = format::Magic();
+    h.endian_marker = format::kEndianMarker;
+    h.version_major = format::kFormatMajor;
+    h.pid = 78;
+    h.created_wall_ns = 1700000000123456789ULL;
+    std::strcpy(h.host, "host-b");
+    std::strcpy(h.job_id, "job-1");
+    h.process_state = kProcessStartingState;
+    FILE* f = std::fopen(header_init.c_str(), "wb");
+    std::fwrite(&h, sizeof(h), 1, f);
+    const char zeros[100] = {};
+    std::fwrite(zeros, sizeof(zeros), 1, f);  // then killed: short, zeros
+    std::fclose(f);
+  }
+  const std::string zero_ring = (dir_ / "flightrec-job-1-host-c-79.ring").string();
+  {
+    FILE* f = std::fopen(zero_ring.c_str(), "wb");
+    const std::vector<char> zeros(8192, 0);
+    std::fwrite(zeros.data(), 1, zeros.size(), f);
+    std::fclose(f);
+  }
+  const std::string finished_init = (dir_ / "flightrec-job-1-host-d-80.ring.init").string();
+  std::fclose(std::fopen(finished_init.c_str(), "wb"));
+  const std::string finished = Write("flightrec-job-1-host-d-80.ring", true);
+  const std::string other = Write("flightrec-job-1-host-e-81.ring", true);
+  std::map<std::string, ReadResult> complete;
+  complete[finished] = {true, Snap(finished, "host-d", 80, "job-1", false, 0), ""};
+  complete[other] = {true, Snap(other, "host-e", 81, "job-1", false, 0), ""};
+  LoadOptions options;
+  options.threads = 2;
+  options.read = [&complete](const std::string& p) {
+    auto it = complete.find(p);
+    return it != complete.end() ? it->second : ReadSnapshotFile(p);  // the real reader
+  };
+  const Inputs in = LoadInputs({dir_.string()}, options);
+
+  EXPECT_TRUE(in.rejected.empty())
+      << in.rejected.front().path << ": " << in.rejected.front().reason;
+  EXPECT_EQ(in.job_id, "job-1");
+  ASSERT_EQ(in.processes.size(), 5u);
+  ASSERT_EQ(in.sources.size(), 5u);
+  std::map<std::string, size_t> at;  // "host:pid" -> index
+  for (size_t i = 0; i < in.processes.size(); ++i) {
+    at[in.processes[i].host + ":" + std::to_string(in.processes[i].pid)] = i;
+  }
+  for (const char* died : {"host-a:77", "host-b:78", "host-c:79"}) {
+    ASSERT_EQ(at.count(died), 1u) << died;
+    const size_t i = at[died];
+    EXPECT_TRUE(DiedDuringInit(in.processes[i])) << died;
+    EXPECT_EQ(in.processes[i].job_id, "job-1") << died;
+    EXPECT_STREQ(in.sources[i].kind, "init") << died;
+    EXPECT_NE(in.sources[i].reason.find("died during init"), std::string::npos) << died;
+    EXPECT_NE(in.sources[i].time_wall_ns, 0u) << died;  // header created time, else mtime
+  }
+  EXPECT_NE(in.sources[at["host-b:78"]].reason.find("header"), std::string::npos);
+  EXPECT_EQ(in.processes[at["host-b:78"]].created_wall_ns, 1700000000123456789ULL);
+  EXPECT_NE(in.sources[at["host-a:77"]].reason.find("file name"), std::string::npos);
+  ASSERT_EQ(at.count("host-d:80"), 1u);
+  EXPECT_FALSE(DiedDuringInit(in.processes[at["host-d:80"]]));
+  EXPECT_EQ(in.read[at["host-d:80"]], finished);
+  ASSERT_EQ(in.superseded.size(), 1u);
+  EXPECT_EQ(in.superseded[0].path, finished_init);
+  EXPECT_EQ(in.superseded[0].by, finished);
+  EXPECT_NE(in.superseded[0].why.find("finished init"), std::string::npos);
+}
+
+// A zero-filled file not named like a ring is not taken for one.
+TEST_F(InputsTest, AnAllZeroFileNotNamedLikeARingIsRejected) {
+  const std::string ring = Write("flightrec-job-1-host-e-81.ring", true);
+  const std::string junk = (dir_ / "zeros.ring").string();
+  {
+    FILE* f = std::fopen(junk.c_str(), "wb");
+    const std::vector<char> zeros(4096, 0);
+    std::fwrite(zeros.data(), 1, zeros.size(), f);
+    std::fclose(f);
+  }
+  LoadOptions options;
+  options.read = [&](const std::string& p) {
+    return p == ring ? ReadResult{true, Snap(p, "host-e", 81, "job-1", false, 0), ""}
+                     : ReadSnapshotFile(p);
+  };
+  const Inputs in = LoadInputs({dir_.string()}, options);
+  ASSERT_EQ(in.processes.size(), 1u);
+  ASSERT_EQ(in.rejected.size(), 1u);
+  EXPECT_EQ(in.rejected[0].path, junk);
+  EXPECT_NE(in.rejected[0].reason.find("died during init"), std::string::npos)
+      << in.rejected[0].reason;
 }
 
 // A process with one comm of `n` done collectives, enqueued 1 us apart.

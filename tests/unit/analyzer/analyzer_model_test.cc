@@ -1,10 +1,15 @@
 // The analysis on synthetic jobs: one fault each, at 8 and 64 ranks.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <map>
 #include <string>
 
 #include "analyzer/model/host_clocks.h"
+#include "analyzer/model/liveness.h"
 #include "unit/analyzer/analyzer_test_util.h"
 
 namespace flightrec {
@@ -561,6 +566,142 @@ TEST(HostClockTest, ARankThatDiedIsStillDeadAcrossASkewedHost) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(a.Pid(f->ranks.front().process), 4005);
   EXPECT_EQ(a.All(FindingKind::kDeadRank).size(), 1u);
+}
+
+// What the analysis concludes, to compare two runs of it: the verdict, the
+// culprits, the kinds of the findings in order and the headline.
+std::string Conclusion(const Analyzed& a) {
+  std::string s = analysis::VerdictName(a.result.verdict);
+  s += " culprits:";
+  for (int64_t pid : a.CulpritPids()) s += " " + std::to_string(pid);
+  s += " findings:";
+  for (const analysis::Finding& f : a.result.findings) {
+    s += std::string(" ") + analysis::FindingKindName(f.kind);
+  }
+  if (!a.result.findings.empty()) s += " | " + a.result.findings.front().summary;
+  return s;
+}
+
+// Hosts 30 s and 10 minutes apart (either way): every time comparison
+// (dead, stuck, waiting since, all-stuck order, straggler) is made after
+// removing the offset, so the verdict, culprits, findings and headline are
+// those of the same job on synchronized clocks.
+TEST(HostClockTest, SkewedHostsGiveTheVerdictOfSynchronizedOnes) {
+  struct Case {
+    Fault fault;
+    int rank;
+    int op;
+  };
+  const Case cases[] = {
+      {Fault::kNone, 0, 0},      {Fault::kStuckBeforeOp, 5, 15}, {Fault::kStuckBeforeOp, 12, 9},
+      {Fault::kKilled, 5, 10},   {Fault::kKilled, 12, 10},       {Fault::kGpuHang, 0, 0},
+      {Fault::kSlowRank, 11, 0}, {Fault::kDeadlock, 9, 0},
+  };
+  for (const Case& c : cases) {
+    JobSpec spec;
+    spec.fault = c.fault;
+    spec.rank = c.rank;
+    spec.op = c.op;
+    const std::string want = Conclusion(Analyzed(LiveRingsWithSkew(spec, 0)));
+    for (int64_t skew_s : {30, -30, 600, -600}) {
+      SCOPED_TRACE("fault " + std::to_string(static_cast<int>(c.fault)) + " rank " +
+                   std::to_string(c.rank) + ", skew " + std::to_string(skew_s) + " s");
+      Analyzed a(LiveRingsWithSkew(spec, skew_s));
+      EXPECT_EQ(Conclusion(a), want);
+      // Said in the notes, with the size of the offset.
+      bool noted = false;
+      for (const std::string& n : a.result.notes) {
+        noted = noted || n.find("host host-1's wall clock is") != std::string::npos;
+      }
+      EXPECT_TRUE(noted) << ::testing::PrintToString(a.result.notes);
+    }
+  }
+}
+
+// Rank 5 stuck outside NCCL; the job's live rings beat every 100 ms with a
+// 3 s watchdog timeout, the heartbeats `lag_ns[pid]` behind the newest.
+std::vector<ProcessSnapshot> StuckWithLaggingHeartbeats(const std::map<int64_t, uint64_t>& lag_ns) {
+  JobSpec spec;
+  spec.fault = Fault::kStuckBeforeOp;
+  spec.op = 15;
+  std::vector<ProcessSnapshot> procs = LiveRingsWithSkew(spec, 0);
+  for (ProcessSnapshot& p : procs) {
+    p.watchdog_poll_ns = 100 * 1000 * kUs;
+    p.watchdog_timeout_ns = 3000 * 1000 * kUs;
+    p.heartbeat_wall_ns -= static_cast<uint64_t>(p.pid % 7) * 12 * 1000 * kUs;  // 0-72 ms
+    const auto lag = lag_ns.find(p.pid);
+    if (lag != lag_ns.end()) p.heartbeat_wall_ns -= lag->second;
+  }
+  return procs;
+}
+
+// A live rank starved of CPU (its heartbeat 1.07 s behind, ten polls) is
+// not dead: the job's watchdog timeout is 3 s, and a process quiet for less
+// than half of it is no more dead than an op pending that long is stuck.
+TEST(DeadRuleTest, AStarvedRankIsNotDead) {
+  Analyzed a(StuckWithLaggingHeartbeats({{4002, 1070 * 1000 * kUs}}));
+  EXPECT_EQ(a.First(FindingKind::kDeadRank), nullptr) << a.First(FindingKind::kDeadRank)->summary;
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
+  ASSERT_FALSE(a.result.findings.empty());
+  EXPECT_EQ(a.Pid(a.result.findings.front().ranks.at(0).process), 4005)
+      << a.result.findings.front().summary;
+}
+
+// A rank silent for a minute is dead (inferred), but a rank seen stuck
+// outside NCCL in its own records stays the headline and first culprit.
+TEST(DeadRuleTest, ARankStuckOutsideNcclOutranksASilentOne) {
+  Analyzed a(StuckWithLaggingHeartbeats({{4002, 60000 * 1000 * kUs}}));
+  const analysis::Finding* dead = a.First(FindingKind::kDeadRank);
+  ASSERT_NE(dead, nullptr);
+  EXPECT_EQ(a.Pid(dead->ranks.at(0).process), 4002);
+  EXPECT_TRUE(dead->inferred);
+  const analysis::Finding& top = a.result.findings.front();
+  EXPECT_EQ(top.kind, FindingKind::kLaggingRank) << top.summary;
+  EXPECT_EQ(a.Pid(top.ranks.at(0).process), 4005) << top.summary;
+  EXPECT_EQ(top.ranks.at(0).where, Whereabouts::kOutsideNccl);
+  ASSERT_FALSE(a.CulpritPids().empty());
+  EXPECT_EQ(a.CulpritPids().front(), 4005);
+}
+
+// On this machine the process can be looked at: one still running is not
+// dead however silent (it is starved or stopped), one gone is, and says so.
+TEST(DeadRuleTest, AProcessSeenRunningHereIsNotDeadAndOneSeenGoneIs) {
+  const uint64_t now =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  for (const bool running : {true, false}) {
+    SCOPED_TRACE(running ? "running" : "gone");
+    std::vector<ProcessSnapshot> procs = StuckWithLaggingHeartbeats({{4002, 60000 * 1000 * kUs}});
+    for (ProcessSnapshot& p : procs) {
+      if (p.pid != 4002) continue;
+      p.host = analysis::ThisHost();
+      p.pid = running ? getpid() : child;
+      p.created_wall_ns = now;
+      EXPECT_EQ(analysis::CheckLiveness(p),
+                running ? analysis::Liveness::kRunning : analysis::Liveness::kGone);
+    }
+    Analyzed a(std::move(procs));
+    const analysis::Finding* dead = a.First(FindingKind::kDeadRank);
+    if (running) {
+      EXPECT_EQ(dead, nullptr) << dead->summary;
+    } else {
+      ASSERT_NE(dead, nullptr);
+      EXPECT_FALSE(dead->inferred);
+      EXPECT_NE(dead->summary.find("gone (checked on this machine)"), std::string::npos)
+          << dead->summary;
+    }
+    // Rank 5 stays a culprit either way (first when the other is not dead).
+    const std::vector<int64_t> culprits = a.CulpritPids();
+    EXPECT_NE(std::find(culprits.begin(), culprits.end(), 4005), culprits.end());
+    if (running) {
+      EXPECT_EQ(culprits, std::vector<int64_t>{4005});
+    }
+  }
 }
 
 }  // namespace

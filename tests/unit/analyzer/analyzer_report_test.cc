@@ -119,6 +119,37 @@ TEST(ReportTest, JsonNamesMissingRanksWithNullHost) {
   EXPECT_EQ(j["findings"][0]["kind"], "missing_rank");
 }
 
+// Every format says which file each culprit's state came from, and carries
+// the reader's clock warnings and the clock-skew note (the notes).
+TEST(ReportTest, EveryFormatSaysWhereStateCameFromAndCarriesClockNotes) {
+  std::vector<ProcessSnapshot> procs = MakeJob(Stuck());
+  procs[2].warnings.push_back("wall clock stepped by 7 s since init; times use the dump's");
+  const analysis::Inputs inputs = analysis::SelectSnapshots(procs, {});
+  Analyzed a(inputs.processes);
+  const report::ReportInput in{inputs, a.index, a.result};
+  const std::string src = "dump /synthetic/rank5.dump: newest dump #1 (timeout) (no ring";
+  const std::string step = "wall clock stepped by 7 s since init";
+  const std::string text = report::TextReport(in);
+  EXPECT_NE(text.find("    state from " + src), std::string::npos) << text;
+  EXPECT_NE(text.find("state from 8 dumps and 0 rings"), std::string::npos) << text;
+  EXPECT_NE(text.find(step), std::string::npos) << text;
+  const std::string md = report::MarkdownReport(in);
+  EXPECT_NE(md.find("  - state from " + src), std::string::npos) << md;
+  EXPECT_NE(md.find(step), std::string::npos) << md;
+  const std::string html = report::HtmlReport(in, analysis::ComputeProgress(a.index, {}));
+  EXPECT_NE(html.find("state from " + src), std::string::npos) << html;
+  EXPECT_NE(html.find(step), std::string::npos) << html;
+  const json j = json::parse(report::JsonReport(in));
+  ASSERT_EQ(j["inputs"]["sources"].size(), 8u);
+  const json& culprit = j["culprits"][0];
+  EXPECT_EQ(culprit["pid"], 4005);
+  EXPECT_EQ(culprit["source"]["kind"], "dump");
+  EXPECT_EQ(culprit["source"]["path"], "/synthetic/rank5.dump");
+  EXPECT_NE(culprit["source"]["reason"].get<std::string>().find("no ring"), std::string::npos);
+  EXPECT_TRUE(culprit["source"]["time"].is_string());
+  EXPECT_NE(j["notes"].dump().find(step), std::string::npos) << j["notes"].dump();
+}
+
 TEST(ReportTest, HtmlIsOneSelfContainedFile) {
   Reported r(Stuck());
   const std::string html = report::HtmlReport(r.In(), r.Progress());
