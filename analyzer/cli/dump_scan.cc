@@ -124,6 +124,16 @@ bool DumpScanner::Scan(std::string* error) {
   return true;
 }
 
+std::vector<std::string> DumpScanner::InputsOf(const std::string& job) const {
+  std::vector<std::string> out;
+  for (const std::string& path : inputs_) {
+    auto it = cache_.find(path);
+    if (it != cache_.end() && it->second.ok && it->second.file.job_id != job) continue;
+    out.push_back(path);
+  }
+  return out;
+}
+
 void DumpScanner::RefreshRing(const std::string& path, Clock::duration min_age) {
   auto it = cache_.find(path);
   if (it == cache_.end() || !it->second.ok || it->second.file.is_dump) return;

@@ -56,8 +56,10 @@ class DumpScanner {
   // directories that vanish are reported once and skipped.
   bool Scan(std::string* error);
   const std::vector<SeenFile>& files() const { return files_; }
-  // Every file of DIRs but our own outputs: the analysis inputs.
-  const std::vector<std::string>& inputs() const { return inputs_; }
+  // The analysis inputs for `job`: every file of DIRs but our own outputs
+  // and the rings and dumps of other jobs (two jobs may share a directory;
+  // `flightrec analyze` would take the majority job).
+  std::vector<std::string> InputsOf(const std::string& job) const;
 
   // Reads the ring at `path` again (for its heartbeat) when it was last
   // read more than `min_age` ago.

@@ -293,6 +293,10 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
   std::string error;
   while (!incident.complete()) {
     if (keeper.parent_gone() || !ParentAlive()) return kExitError;
+    if (!lock->StillOurs()) {
+      Complain("another watcher took the verdict lock over; leaving the verdict to it");
+      return kExitNotOurs;
+    }
     const bool local_grace = Clock::now() - first_seen_ >= grace;
     const bool dump_grace =
         WallNowNs() >= incident.start_ns + static_cast<uint64_t>(args_.grace_s * 1e9);
@@ -314,7 +318,7 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
     }
     incident = Assess(job, lock->ReadDone().coverage());
   }
-  const AnalysisRun run(scanner_.inputs(), AnalysisSettings{});
+  const AnalysisRun run(scanner_.InputsOf(job), AnalysisSettings{});
   const VerdictPaths paths(dir_, job);
   const std::pair<const std::string*, ReportFormat> outputs[] = {
       {&paths.json, ReportFormat::kJson},
