@@ -7,8 +7,12 @@
 // directory, two jobs in one directory, a sidecar watching a live job, and a
 // watcher whose parent dies. Every watcher runs under a bound (a hung one
 // fails the test instead of hanging it).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +21,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -132,6 +137,64 @@ bool Running(pid_t pid) {
   const size_t paren = stat.rfind(')');
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
 }
+
+// An HTTP endpoint on 127.0.0.1 that takes one request, keeps its body and
+// answers 200 (a chat webhook, for the shipped hook). Gives up after 120 s.
+class OneRequestServer {
+ public:
+  OneRequestServer() {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (fd_ < 0 || bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        listen(fd_, 4) != 0 || getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      return;
+    }
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~OneRequestServer() {
+    if (thread_.joinable()) thread_.join();
+    if (fd_ >= 0) close(fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hook"; }
+  // The request (headers and body); waits for the server to finish.
+  std::string request() {
+    if (thread_.joinable()) thread_.join();
+    return request_;
+  }
+
+ private:
+  void Serve() {
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, 120000) != 1) return;
+    const int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c < 0) return;
+    char buf[65536];
+    size_t want = std::string::npos;
+    pollfd pc{c, POLLIN, 0};
+    while (request_.size() < want && poll(&pc, 1, 30000) == 1) {
+      const ssize_t n = read(c, buf, sizeof(buf));
+      if (n <= 0) break;
+      request_.append(buf, static_cast<size_t>(n));
+      const size_t end = request_.find("\r\n\r\n");
+      const size_t cl = request_.find("Content-Length: ");
+      if (end != std::string::npos && cl != std::string::npos && cl < end) {
+        want = end + 4 + std::strtoull(request_.c_str() + cl + 16, nullptr, 10);
+      }
+    }
+    const char reply[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+    if (write(c, reply, sizeof(reply) - 1) < 0) request_ += "\n(reply failed)";
+    close(c);
+  }
+
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+  std::string request_;
+};
 
 // KEY=VALUE lines of `env` output.
 std::map<std::string, std::string> ParseEnv(const std::string& text) {
@@ -473,6 +536,53 @@ TEST_F(WatchTest, SidecarJudgesALiveJob) {
   EXPECT_EQ(CulpritIds(v), CulpritIds(analyzed.report));
   EXPECT_EQ(ReadText(out + "/w.out").rfind("flightrec verdict: HANG: ", 0), 0u)
       << ReadText(out + "/w.out");
+}
+
+// The shipped hook examples, for real: the chat hook posts the verdict to a
+// webhook (a local endpoint here), the Slurm hook drains the culprit's node
+// and requeues the job (through an `scontrol` that records its arguments).
+TEST_F(WatchTest, ShippedHooksWork) {
+  const std::string hooks = std::string(FLIGHTREC_SOURCE_DIR) + "/scripts/hooks";
+  const std::string dir = CopyOf(JobA(), "watch-chat");
+  OneRequestServer chat;
+  const WatchRun posted =
+      Watch("'" + dir +
+            "' --once --on-verdict 'no_proxy=127.0.0.1 NO_PROXY=127.0.0.1 FLIGHTREC_CHAT_WEBHOOK=" +
+            chat.url() + " " + hooks + "/post-to-chat.sh'");
+  EXPECT_EQ(posted.exit_code, 0) << Describe(posted);
+  const std::string request = chat.request();
+  EXPECT_EQ(request.rfind("POST /hook ", 0), 0u) << request.substr(0, 500);
+  const size_t body = request.find("\r\n\r\n");
+  ASSERT_NE(body, std::string::npos) << request.substr(0, 500);
+  const nlohmann::json message = nlohmann::json::parse(request.substr(body + 4), nullptr, false);
+  ASSERT_TRUE(message.is_object()) << request.substr(body + 4, 500);
+  const nlohmann::json verdict =
+      nlohmann::json::parse(ReadText(Verdict(dir, "wa", "json")), nullptr, false);
+  EXPECT_NE(message.value("text", "").find(verdict.value("headline", "?")), std::string::npos)
+      << message.value("text", "");
+  EXPECT_NE(ReadText(dir + "/flightrec-wa.hook.log").find("posted the verdict"), std::string::npos)
+      << ReadText(dir + "/flightrec-wa.hook.log");
+
+  const std::string slurm_dir = CopyOf(JobA(), "watch-slurm");
+  const std::string bin = NewDir("watch-fakebin");
+  RunShell("printf '#!/bin/sh\\necho \"$*\" >> \"%s/calls.txt\"\\n' '" + bin + "' > '" + bin +
+           "/scontrol' && chmod +x '" + bin + "/scontrol'");
+  const WatchRun slurm =
+      Watch("'" + slurm_dir + "' --once --on-verdict 'PATH=\"" + bin +
+            ":$PATH\" SLURM_JOB_ID=4242 " + hooks + "/slurm-hold-and-requeue.sh'");
+  EXPECT_EQ(slurm.exit_code, 0) << Describe(slurm);
+  const nlohmann::json slurm_verdict =
+      nlohmann::json::parse(ReadText(Verdict(slurm_dir, "wa", "json")), nullptr, false);
+  ASSERT_TRUE(slurm_verdict.is_object());
+  ASSERT_EQ(slurm_verdict["culprits"].size(), 1u);
+  const std::string host = slurm_verdict["culprits"][0].value("host", "?");
+  const std::string calls = ReadText(bin + "/calls.txt");
+  EXPECT_EQ(
+      calls.rfind("update NodeName=" + host + " State=DRAIN Reason=flightrec: job 4242 hung", 0),
+      0u)
+      << calls << "\n"
+      << ReadText(slurm_dir + "/flightrec-wa.hook.log");
+  EXPECT_NE(calls.find("\nrequeue 4242\n"), std::string::npos) << calls;
 }
 
 // --parent-pid: when the spawning process dies, the watcher leaves without
