@@ -10,6 +10,10 @@ endif()
 if(TARGET flightrec_cli)
   install(TARGETS flightrec_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+# Verdict hook examples (scripts/hooks/README.md): share/flightrec/hooks.
+install(PROGRAMS scripts/hooks/post-to-chat.sh scripts/hooks/slurm-hold-and-requeue.sh
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/flightrec/hooks)
+install(FILES scripts/hooks/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/flightrec/hooks)
 
 set(_fr_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/flightrec)
 install(EXPORT flightrecTargets NAMESPACE flightrec:: DESTINATION ${_fr_cmake_dir})

@@ -9,12 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/cli/analysis_run.h"
 #include "analyzer/cli/commands.h"
-#include "analyzer/model/analyzer.h"
-#include "analyzer/model/inputs.h"
-#include "analyzer/model/job_index.h"
 #include "analyzer/report/output.h"
-#include "analyzer/report/report.h"
 
 namespace flightrec {
 namespace cli {
@@ -24,10 +21,7 @@ struct AnalyzeArgs {
   std::vector<std::string> paths;
   std::string format = "text";
   std::string output;
-  double stuck_after_s = 0;
-  unsigned jobs = 0;
-  uint64_t record_memory_mib = 128;
-  uint64_t window = 1024;
+  AnalysisSettings settings;
   bool timings = false;
 };
 
@@ -52,30 +46,17 @@ class PhaseTimer {
 
 int RunAnalyze(const AnalyzeArgs& args) {
   PhaseTimer timer(args.timings);
-  analysis::LoadOptions load;
-  load.threads = args.jobs;
-  load.record_budget_bytes = args.record_memory_mib << 20;
-  load.window_records = args.window;
-  const analysis::Inputs inputs = analysis::LoadInputs(args.paths, load);
-  timer.Lap("load");
-  analysis::JobIndex index(inputs.processes);
-  index.set_record_source(analysis::FileRecordSource(load));
-  timer.Lap("index");
-  analysis::AnalyzeOptions options;
-  options.progress.stuck_after_ns = static_cast<uint64_t>(args.stuck_after_s * 1e9);
-  const analysis::Analysis result = analysis::Analyze(index, options);
-  timer.Lap("analyze");
-  const report::ReportInput in{inputs, index, result};
-  std::string text;
+  const AnalysisRun run(args.paths, args.settings,
+                        [&timer](const char* phase) { timer.Lap(phase); });
+  ReportFormat format = ReportFormat::kText;
   if (args.format == "json") {
-    text = report::JsonReport(in);
+    format = ReportFormat::kJson;
   } else if (args.format == "markdown") {
-    text = report::MarkdownReport(in);
+    format = ReportFormat::kMarkdown;
   } else if (args.format == "html") {
-    text = report::HtmlReport(in, analysis::ComputeProgress(index, options.progress));
-  } else {
-    text = report::TextReport(in);
+    format = ReportFormat::kHtml;
   }
+  const std::string text = run.Render(format);
   timer.Lap("report");
   std::string error;
   if (!report::WriteOutput(args.output, text, &error)) {
@@ -83,12 +64,12 @@ int RunAnalyze(const AnalyzeArgs& args) {
     return 2;
   }
   timer.Lap("write");
-  if (inputs.processes.empty()) {
+  if (run.inputs().processes.empty()) {
     std::fprintf(stderr,
                  "flightrec analyze: no readable flight-recorder file in the %zu path(s) given\n",
                  args.paths.size());
   }
-  return analysis::ExitCodeFor(result);
+  return run.ExitCode();
 }
 
 }  // namespace
@@ -101,16 +82,16 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--format", args->format, "Report format")
       ->check(CLI::IsMember({"text", "json", "markdown", "html"}));
   cmd->add_option("-o,--output", args->output, "Write the report to FILE instead of stdout");
-  cmd->add_option("--stuck-after", args->stuck_after_s,
+  cmd->add_option("--stuck-after", args->settings.stuck_after_s,
                   "Seconds an op must be pending to count as stuck (default: half the "
                   "watchdog timeout, at most 1 s)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("-j,--jobs", args->jobs, "Reader threads (default: one per core)");
-  cmd->add_option("--record-memory", args->record_memory_mib,
+  cmd->add_option("-j,--jobs", args->settings.jobs, "Reader threads (default: one per core)");
+  cmd->add_option("--record-memory", args->settings.record_memory_mib,
                   "MiB for full records across all files; beyond it each file keeps its newest "
                   "records and older collectives as signatures (0: no limit)")
       ->capture_default_str();
-  cmd->add_option("--window", args->window,
+  cmd->add_option("--window", args->settings.window,
                   "Full records kept per file: its newest N by enqueue time and every op not "
                   "done; older collectives are compared through signatures (0: no limit)")
       ->capture_default_str();

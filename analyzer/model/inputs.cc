@@ -22,9 +22,18 @@ namespace {
 namespace fs = std::filesystem;
 
 // Files of ours that are never inputs: a dump or report still being
-// written (or left by a process killed before its rename), and the trigger
-// file ranks use to ask each other for dumps.
-bool Companion(const fs::path& p) { return p.extension() == ".tmp" || p.extension() == ".trigger"; }
+// written (or left by a process killed before its rename), the trigger
+// file ranks use to ask each other for dumps, and what `flightrec watch`
+// writes beside the dumps (flightrec-<job>.verdict.{json,md,html,txt,done},
+// flightrec-<job>.verdict-<g>.lock, flightrec-<job>.hook.log).
+bool Companion(const fs::path& p) {
+  if (p.extension() == ".tmp" || p.extension() == ".trigger") return true;
+  const std::string name = p.filename().string();
+  if (name.rfind("flightrec-", 0) != 0) return false;
+  const bool hook_log = name.size() > 9 && name.compare(name.size() - 9, 9, ".hook.log") == 0;
+  return hook_log || name.find(".verdict.") != std::string::npos ||
+         name.find(".verdict-") != std::string::npos;
+}
 
 void Walk(const std::string& dir, std::vector<std::string>* files,
           std::vector<RejectedInput>* rejected) {

@@ -61,6 +61,13 @@ TEST_F(InputsTest, CollectWalksDirectoriesAndListsForeignFiles) {
   const std::string notes = Write("notes.txt", false);
   Write("flightrec-job.trigger", false);  // ours, never an input: silent
   Write("x.frdump.tmp", true);            // being written: silent
+  // What `flightrec watch` leaves beside the dumps: silent too.
+  for (const char* f : {"flightrec-job.verdict.json", "flightrec-job.verdict.md",
+                        "flightrec-job.verdict.html", "flightrec-job.verdict.txt",
+                        "flightrec-job.verdict.done", "flightrec-job.verdict-3.lock",
+                        "flightrec-job.hook.log"}) {
+    Write(f, false);
+  }
   std::vector<RejectedInput> rejected;
   const auto files = CollectFiles({dir_.string(), (dir_ / "nope").string()}, &rejected);
   // Nothing is opened while walking: the reader judges every file.
