@@ -84,14 +84,19 @@ class DumpScanner {
 // (rings and dumps) belong to; ties go to the smaller name.
 std::string MajorityJob(const std::vector<SeenFile>& files);
 
-// What the watcher has already judged (the done marker, verdict_lock.h):
-// hang dumps sealed up to covered_until_ns plus their own watchdog timeout
-// belong to the judged incident.
+// What the watcher has already judged (the done marker, verdict_lock.h). A
+// hang dump belongs to the judged incident when the op that caused it could
+// have been stuck before the verdict was written: sealed by covered_until_ns
+// plus its watchdog timeout, two of its watchdog periods (the late timeout
+// dump, then the trigger dumps it causes) and a second of slack for sealing
+// (docs/design/verdict.md).
 struct Coverage {
+  static constexpr uint64_t kSlackNs = 1000000000;
   bool valid = false;
   uint64_t covered_until_ns = 0;
   bool Covers(const SeenFile& dump) const {
-    return valid && dump.dump_wall_ns <= covered_until_ns + dump.timeout_ns;
+    return valid &&
+           dump.dump_wall_ns <= covered_until_ns + dump.timeout_ns + 2 * dump.poll_ns + kSlackNs;
   }
 };
 

@@ -193,6 +193,10 @@ class Watcher {
              " is gone; exiting without a verdict");
     return false;
   }
+  static int LostLock() {
+    Complain("another watcher took the verdict lock over; leaving the verdict to it");
+    return kExitNotOurs;
+  }
   void Sleep() const { std::this_thread::sleep_for(std::chrono::milliseconds(args_.poll_ms)); }
   Incident Assess(const std::string& job, const Coverage& coverage);
   // The incident is open and the lock is ours: wait for the set, analyze,
@@ -268,8 +272,8 @@ int Watcher::Run() {
       }
       continue;
     }
-    // Acquired: the incident may have been judged between our look and the
-    // lock (the done marker is written before the holder's lock is freed).
+    // Acquired: the incident may have been judged between our look at the
+    // done marker and our create (by the holder of the generation before).
     incident = Assess(job, lock->ReadDone().coverage());
     if (!incident.open) {
       lock->Abandon();
@@ -282,7 +286,9 @@ int Watcher::Run() {
     const int rc = Judge(job, lock.get(), incident);
     lock.reset();
     incident_seen_ = false;
-    if (rc != kExitVerdict || args_.once) return rc;
+    // Without --once a lost lock is not the end: the taker writes this
+    // verdict, we wait for the next incident.
+    if (args_.once || rc == kExitError) return rc;
   }
 }
 
@@ -294,8 +300,7 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
   while (!incident.complete()) {
     if (keeper.parent_gone() || !ParentAlive()) return kExitError;
     if (!lock->StillOurs()) {
-      Complain("another watcher took the verdict lock over; leaving the verdict to it");
-      return kExitNotOurs;
+      return LostLock();
     }
     const bool local_grace = Clock::now() - first_seen_ >= grace;
     const bool dump_grace =
@@ -328,18 +333,14 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
   for (const auto& [path, format] : outputs) {
     if (keeper.parent_gone() || !ParentAlive()) return kExitError;
     if (!lock->StillOurs()) {
-      Complain("another watcher took the verdict lock over; leaving the verdict to it");
-      return kExitNotOurs;
+      return LostLock();
     }
     if (!report::WriteOutput(*path, run.Render(format), &error)) {
       Complain(error);
       return kExitError;
     }
   }
-  if (!lock->StillOurs()) {
-    Complain("another watcher took the verdict lock over; leaving the verdict to it");
-    return kExitNotOurs;
-  }
+  if (!lock->StillOurs()) return LostLock();
   if (!lock->MarkDone(incident.start_ns, std::max(incident.newest_ns, WallNowNs()), &error)) {
     Complain(error);
     return kExitError;

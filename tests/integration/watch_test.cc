@@ -585,6 +585,60 @@ TEST_F(WatchTest, ShippedHooksWork) {
   EXPECT_NE(calls.find("\nrequeue 4242\n"), std::string::npos) << calls;
 }
 
+// Without --once, on a live job that goes on sealing dumps after the verdict
+// (here: a trigger left a timeout after it, as a victim whose op got stuck
+// later leaves one with its timeout dump): those dumps belong to the judged
+// hang, and the hook runs once.
+TEST_F(WatchTest, LateDumpsOfTheSameHangMakeNoSecondVerdict) {
+  const std::string dir = NewDir("watch-loop");
+  const std::string out = NewDir("watch-loopout");
+  Spawned watcher(Flightrec() + " watch '" + dir + "' --job loop --poll-ms 100 --on-verdict " +
+                  "'echo $FLIGHTREC_VERDICT >> \"" + out + "/hooks.txt\"' >'" + out +
+                  "/w.out' 2>'" + out + "/w.err'");
+  std::map<std::string, std::string> env = JobEnv("loop");
+  env["NCCL_FLIGHTREC_DIR"] = dir;
+  // No --until-dumps: the job stays hung for 10 s, every rank's watchdog
+  // running, before the launcher ends it.
+  std::string args = HangArgs(kStuckA, 8 * 23 + 1);
+  args = args.substr(0, args.find(" --until-dumps")) + " --hang-timeout-s 10";
+  EmuJob job;
+  std::thread run([&] {
+    JobSlot slot;
+    job = RunEmu("watchloop", args, env);
+  });
+  const bool judged = WaitForFile(dir + "/flightrec-loop.verdict.done", 60);
+  if (judged) {
+    // A rank ignores a trigger within its timeout (2 s) of its own last
+    // dump, all sealed before the verdict: this one is answered.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+    RunShell(Flightrec() + " trigger '" + dir + "' --job loop >/dev/null");
+  }
+  run.join();
+  dirs_.push_back(job.dir);
+  ASSERT_TRUE(judged) << ReadText(out + "/w.err");
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // a few polls after the last dump
+  kill(watcher.pid(), SIGTERM);
+  watcher.Wait(30);
+  const std::string done = DoneLine(dir, "loop");
+  EXPECT_EQ(done.rfind("generation=1 ", 0), 0u) << done << ReadText(out + "/w.err");
+  EXPECT_EQ(ReadText(out + "/hooks.txt"), "hang\n") << ReadText(out + "/w.err");
+  const std::string lines = ReadText(out + "/w.out");
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 1) << lines;
+  // The point of the test: hang dumps did arrive after the verdict.
+  const uint64_t written =
+      std::strtoull(done.substr(done.find("covered_until_ns=") + 17).c_str(), nullptr, 10);
+  int later = 0;
+  for (const std::string& f : ListFiles(dir, ".frdump")) {
+    struct stat st;
+    if (stat(f.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull +
+                                             static_cast<uint64_t>(st.st_mtim.tv_nsec) >
+                                         written) {
+      ++later;
+    }
+  }
+  EXPECT_GT(later, 0) << "no dump was sealed after the verdict: the test proves nothing";
+}
+
 // --parent-pid: when the spawning process dies, the watcher leaves without
 // writing anything (its lock goes stale for another to take over).
 TEST_F(WatchTest, WatcherExitsWhenItsParentDies) {
