@@ -31,6 +31,12 @@ constexpr uint64_t kNsPerMs = 1000000ULL;
 constexpr uint64_t kSlots = 16;
 constexpr uint64_t kSlotMs = 200;
 constexpr uint64_t kTriggerDelayMs = 2000;
+// A `watch` needs a moment (exec, reading the directory) before its lock
+// exists: the spawner leaves flightrec-<job>.verdict-spawned, and a candidate
+// that finds it younger than this (by its wall clock; skewed clocks only
+// cost an extra spawn that `watch` turns away) waits. `watch` ignores the
+// file (every flightrec-*.verdict* name is its own).
+constexpr uint64_t kSpawnHintS = 3;
 // After `watch` exited 3 (another holds the verdict): look again this late.
 constexpr uint64_t kRecheckMs = 1000;
 // Reads per poll from the child's pipe (a flooding child cannot hold the
@@ -215,12 +221,40 @@ void VerdictSpawner::Poll() {
     candidate_ = false;  // another process gave it
     return;
   }
-  if (FreshLockExists()) return;  // another process is giving it: look next poll
+  if (FreshLockExists() || FreshSpawnHint()) return;  // another process is at it
   Spawn();
+}
+
+void VerdictSpawner::SpawnHintPath(char* out, size_t out_len) const {
+  snprintf(out, out_len, "%s/flightrec-%s.verdict-spawned", cfg_->dump_dir, cfg_->job_id);
+}
+
+bool VerdictSpawner::FreshSpawnHint() const {
+  char path[kPathMax + 96];
+  SpawnHintPath(path, sizeof(path));
+  struct stat st;
+  if (stat(path, &st) != 0) return false;
+  const uint64_t m = MtimeNs(st);
+  const uint64_t now = RealtimeNs();
+  const uint64_t age = now > m ? now - m : m - now;
+  return age < kSpawnHintS * kNsPerSec;
+}
+
+void VerdictSpawner::LeaveSpawnHint() const {
+  char path[kPathMax + 96];
+  SpawnHintPath(path, sizeof(path));
+  const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return;  // `watch` says what is wrong with the directory
+  char line[96];
+  const int n = snprintf(line, sizeof(line), "%lld\n", static_cast<long long>(pid_));
+  ssize_t w = write(fd, line, static_cast<size_t>(n));
+  (void)w;  // a hint: its mtime is what counts
+  close(fd);
 }
 
 void VerdictSpawner::Spawn() {
   ++spawns_;
+  LeaveSpawnHint();
   char pid_text[24];
   snprintf(pid_text, sizeof(pid_text), "%lld", static_cast<long long>(pid_));
   const char* argv[16];

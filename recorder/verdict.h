@@ -4,7 +4,8 @@
 //                   [--on-verdict <NCCL_FLIGHTREC_ON_VERDICT>]
 // which waits for every rank's dump, writes flightrec-<job>.verdict.* beside
 // the dumps and runs the hook. A candidate spawns only when neither a verdict
-// of this incident nor a fresh lock of a running `watch` is in the dump dir,
+// of this incident, nor a fresh lock of a running `watch`, nor a fresh hint
+// of a spawn still starting (flightrec-<job>.verdict-spawned) is in the dump dir,
 // after a stagger derived from its pid (ranks that saw the op stuck first),
 // so normally one process of the job spawns; `watch` arbitrates the rest
 // (exit 3). The child runs at nice 19 and idle I/O priority, with a bounded
@@ -67,6 +68,9 @@ class VerdictSpawner {
  private:
   bool VerdictExists() const;
   bool FreshLockExists();
+  void SpawnHintPath(char* out, size_t out_len) const;
+  bool FreshSpawnHint() const;
+  void LeaveSpawnHint() const;
   void Spawn();
   void Drain();
   void TakeLine();

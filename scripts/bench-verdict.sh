@@ -87,7 +87,9 @@ else:
     start = min(marks) if marks else 0
 print("none" if not seen or not start else "%.2f" % ((seen - start) / 1e9))
 EOF
-  rm -rf "$dir/rings" "$dir/job"
+  # The job's `watch` may still be leaving (it exits once it sees its parent
+  # rank gone): keep the logs, drop the rings and dumps when it allows.
+  rm -rf "$dir/rings" "$dir/job" 2>/dev/null || true
 }
 
 echo "time to verdict (s) from the stuck op's start to the headline in the job's log;"
