@@ -185,8 +185,6 @@ class Watcher {
   int Run();
 
  private:
-  enum class Step { kWait, kVerdict, kExit };
-
   bool ParentAlive() {
     if (parent_.Alive()) return true;
     Complain("parent process " + std::to_string(parent_.pid()) +
@@ -299,9 +297,7 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
   std::string error;
   while (!incident.complete()) {
     if (keeper.parent_gone() || !ParentAlive()) return kExitError;
-    if (!lock->StillOurs()) {
-      return LostLock();
-    }
+    if (!lock->StillOurs()) return LostLock();
     const bool local_grace = Clock::now() - first_seen_ >= grace;
     const bool dump_grace =
         WallNowNs() >= incident.start_ns + static_cast<uint64_t>(args_.grace_s * 1e9);
@@ -332,9 +328,7 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
       {&paths.txt, ReportFormat::kText}};
   for (const auto& [path, format] : outputs) {
     if (keeper.parent_gone() || !ParentAlive()) return kExitError;
-    if (!lock->StillOurs()) {
-      return LostLock();
-    }
+    if (!lock->StillOurs()) return LostLock();
     if (!report::WriteOutput(*path, run.Render(format), &error)) {
       Complain(error);
       return kExitError;

@@ -472,6 +472,51 @@ TEST_F(WatchTest, FloodingHookLogIsCapped) {
       << log.substr(log.size() > 300 ? log.size() - 300 : 0);
 }
 
+// A hook that fails: logged on stderr and in the hook log; the verdict
+// stands and the watcher exits 0.
+TEST_F(WatchTest, FailingHookIsLoggedNotFatal) {
+  const std::string dir = CopyOf(JobA(), "watch-failhook");
+  const WatchRun run = Watch("'" + dir + "' --once --on-verdict 'echo about to fail; exit 7'");
+  EXPECT_EQ(run.exit_code, 0) << Describe(run);
+  EXPECT_TRUE(Exists(Verdict(dir, "wa", "json")));
+  EXPECT_NE(run.err.find("hook exited with status 7"), std::string::npos) << Describe(run);
+  EXPECT_NE(run.err.find("the verdict stands"), std::string::npos) << Describe(run);
+  const std::string log = ReadText(dir + "/flightrec-wa.hook.log");
+  EXPECT_NE(log.find("about to fail"), std::string::npos) << log;
+  EXPECT_NE(log.find("hook exited with status 7"), std::string::npos) << log;
+  EXPECT_EQ(run.LastLine().rfind("flightrec verdict: HANG: ", 0), 0u) << Describe(run);
+
+  // Started by a process that ignores SIGCHLD, as a framework that reaps
+  // its children itself may (bash passes the ignore on through exec; dash
+  // does not): the status is still the hook's.
+  const std::string again = CopyOf(JobA(), "watch-failhook-ign");
+  const std::string out = NewDir("watch-failhookout");
+  {
+    std::FILE* f = std::fopen((out + "/run.sh").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fprintf(f, "trap '' CHLD\nexec %s watch '%s' --once --on-verdict 'exit 7'\n",
+                 Flightrec().c_str(), again.c_str());
+    std::fclose(f);
+  }
+  Spawned ignoring("/bin/bash '" + out + "/run.sh' >/dev/null 2>'" + out + "/err'");
+  EXPECT_EQ(ignoring.Wait(120), 0) << ReadText(out + "/err");
+  EXPECT_NE(ReadText(out + "/err").find("hook exited with status 7"), std::string::npos)
+      << ReadText(out + "/err");
+}
+
+// The dump directory vanishes under a watcher: exit 2, naming it.
+TEST_F(WatchTest, VanishedDirectoryIsAnError) {
+  const std::string dir = NewDir("watch-vanish");
+  const std::string out = NewDir("watch-vanishout");
+  Spawned watcher(Flightrec() + " watch '" + dir + "' --poll-ms 50 >'" + out + "/w.out' 2>'" + out +
+                  "/w.err'");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  RunShell("rm -rf '" + dir + "'");
+  EXPECT_EQ(watcher.Wait(60), 2) << ReadText(out + "/w.err");
+  EXPECT_NE(ReadText(out + "/w.err").find(dir + ": not a readable directory"), std::string::npos)
+      << ReadText(out + "/w.err");
+}
+
 // A first directory the watcher cannot write to (or that does not exist):
 // exit 2 and a line naming it.
 TEST_F(WatchTest, UnwritableDirectoryIsAnError) {
