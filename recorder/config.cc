@@ -173,6 +173,23 @@ void ReadClockAndSignal(Config* cfg, LogFn log) {
   }
 }
 
+// A string variable copied as is; empty or too long keeps the default ("").
+void ReadString(const char* var, char* field, size_t field_len, LogFn log) {
+  const char* v = getenv(var);
+  if (v == nullptr) return;
+  if (v[0] == '\0' || strlen(v) >= field_len) {
+    WarnBad(log, var, v, "empty or too long");
+    return;
+  }
+  snprintf(field, field_len, "%s", v);
+}
+
+void ReadVerdict(Config* cfg, LogFn log) {
+  ReadBool("NCCL_FLIGHTREC_VERDICT", &cfg->verdict, log);
+  ReadString("NCCL_FLIGHTREC_ANALYZER", cfg->analyzer, sizeof(cfg->analyzer), log);
+  ReadString("NCCL_FLIGHTREC_ON_VERDICT", cfg->on_verdict, sizeof(cfg->on_verdict), log);
+}
+
 }  // namespace
 
 void SanitizeName(const char* in, const char* fallback, char* out, size_t out_len) {
@@ -232,6 +249,7 @@ void LoadConfig(Config* cfg, LogFn log) {
   ResolveJobId(cfg->job_id, sizeof(cfg->job_id));
   ReadBool("NCCL_FLIGHTREC_TRIGGER", &cfg->trigger, log);
   ReadClockAndSignal(cfg, log);
+  ReadVerdict(cfg, log);
 }
 
 }  // namespace rec

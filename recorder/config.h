@@ -13,6 +13,7 @@ namespace rec {
 
 constexpr size_t kPathMax = 512;
 constexpr size_t kNameMax = 64;
+constexpr size_t kCommandMax = 1024;
 
 enum ClockRequest : uint32_t {
   kClockRequestAuto = 0,
@@ -34,6 +35,12 @@ struct Config {
   ClockRequest clock = kClockRequestAuto;
   bool trigger = true;
   int dump_signal = 0;  // 0: no handler
+  // The in-job verdict (recorder/verdict.h): spawn `flightrec watch --once`
+  // after a hang dump. analyzer: NCCL_FLIGHTREC_ANALYZER ("" = look beside
+  // the plugin, then PATH); on_verdict: the hook command ("" = none).
+  bool verdict = true;
+  char analyzer[kPathMax] = {};
+  char on_verdict[kCommandMax] = {};
 };
 
 // Reads the environment into `cfg`. A value that does not parse or is out of

@@ -67,6 +67,7 @@ bool Watchdog::Start(const WatchdogContext& ctx, char* err, size_t err_len) {
   }
   TriggerPath(ctx.cfg->dump_dir, ctx.cfg->job_id, trigger_path_, sizeof(trigger_path_));
   RefreshTriggerBaseline();
+  verdict_.Init(ctx.cfg, ctx.ring->header()->pid, ctx.log);
   // The thread inherits a mask with every signal blocked, so no host signal
   // handler ever runs on it.
   sigset_t all, old;
@@ -95,6 +96,7 @@ void Watchdog::Stop() {
   StoreRelaxed(&stop_, 1u);
   Wake(wake_fd_);
   pthread_join(thread_, nullptr);
+  verdict_.Stop();
   // Pairs with the release decrement in PostDumpRequest: a signal handler
   // that loaded the fd before we cleared it has finished writing to it.
   while (__atomic_load_n(&g_wakers, __ATOMIC_ACQUIRE) != 0) sched_yield();
@@ -110,6 +112,7 @@ void Watchdog::ForgetAfterFork() {
   __atomic_store_n(&g_wake_fd, -1, __ATOMIC_RELAXED);
   close(wake_fd_);
   wake_fd_ = -1;
+  verdict_.ForgetAfterFork();
   started_ = false;  // cursors_ leak in the child: freeing could deadlock
 }
 
@@ -139,6 +142,7 @@ void Watchdog::Poll() {
   const uint64_t now = ClockNowNs();
   for (uint32_t r = 0; r < ctx_.ring->layout.max_regions; ++r) ScanRegion(r, now);
   if (ctx_.cfg->trigger) CheckTrigger();
+  verdict_.Poll();
 }
 
 void Watchdog::Heartbeat() {
@@ -216,6 +220,7 @@ void Watchdog::OnStuck(uint32_t r, const format::Record* rec, uint64_t seq, uint
   Logf(ctx_.log, kLogWarn, "op stuck past NCCL_FLIGHTREC_TIMEOUT_S: %s", detail);
   if (!ctx_.dumps->Seal(format::kDumpTimeout, detail, nullptr, 0)) return;
   last_dump_ns_ = ClockNowNs();
+  verdict_.OnIncidentDump(true);
   char err[kPathMax + 128];
   if (!WriteTrigger(trigger_path_, ctx_.host, ctx_.ring->header()->pid, "timeout", err,
                     sizeof(err))) {
@@ -236,8 +241,13 @@ void Watchdog::CheckTrigger() {
   ReadTriggerLine(trigger_path_, line, sizeof(line));
   char detail[128];
   snprintf(detail, sizeof(detail), "trigger from %s", line[0] != '\0' ? line : "(empty file)");
-  ctx_.dumps->Seal(TriggerFromTimeout(line) ? format::kDumpTrigger : format::kDumpRequest, detail,
-                   nullptr, 0);
+  // A user's request (`flightrec trigger`) is a snapshot, not evidence of a
+  // hang: it is sealed as a request dump and starts no verdict.
+  const bool hang = TriggerFromTimeout(line);
+  if (ctx_.dumps->Seal(hang ? format::kDumpTrigger : format::kDumpRequest, detail, nullptr, 0) &&
+      hang) {
+    verdict_.OnIncidentDump(false);
+  }
   last_dump_ns_ = ClockNowNs();
   RefreshTriggerBaseline();
 }

@@ -6,7 +6,9 @@
 //     seals a kDumpTimeout dump when that op is older than the timeout, then
 //     leaves the trigger file for the other ranks,
 //   * stat()s the trigger file and seals a kDumpTrigger dump when it changed
-//     since the watchdog started or since this process's last dump.
+//     since the watchdog started or since this process's last dump,
+//   * after such a hang dump, spawns and reaps the in-job verdict
+//     (recorder/verdict.h).
 // It never takes a lock: the hot path takes none, and the slow path's mutex
 // is not needed to read the mapping (regions are published by release
 // stores of their state).
@@ -23,6 +25,7 @@
 #include "recorder/recorder.h"
 #include "recorder/ring_file.h"
 #include "recorder/trigger.h"
+#include "recorder/verdict.h"
 
 namespace flightrec {
 namespace rec {
@@ -80,6 +83,7 @@ class Watchdog {
   // out one after another, each rewrites the trigger, and without this every
   // rank would answer every rewrite and burn its MAX_DUMPS on one incident.
   uint64_t last_dump_ns_ = 0;
+  VerdictSpawner verdict_;
 };
 
 // Asks the watchdog to seal a dump at its next wake-up (immediately when it

@@ -3,6 +3,11 @@
 //   flightrec-emu schedule [options] --rank-index R
 //                                      print rank R's expected records (JSON)
 //   flightrec-emu rank ...             internal: one rank process
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -22,8 +27,32 @@ namespace emu = flightrec::emu;
 
 namespace {
 
+void ReapEveryChild(int) {
+  const int saved = errno;
+  while (waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  errno = saved;
+}
+
+// What a host framework may have done before NCCL loads: --rank-env and
+// --sigchld.
+void ApplyHostSetup(const emu::Options& o) {
+  for (const auto& [rank, assignment] : o.rank_env) {
+    if (rank != o.rank) continue;
+    const size_t eq = assignment.find('=');
+    setenv(assignment.substr(0, eq).c_str(), assignment.substr(eq + 1).c_str(), 1);
+  }
+  if (o.sigchld.empty()) return;
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = o.sigchld == "ignore" ? SIG_IGN : &ReapEveryChild;
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGCHLD, &sa, nullptr);
+}
+
 int RunRank(const emu::Options& o) {
   if (!emu::InitNcclLogger(o.log_file)) return emu::kExitInternal;
+  ApplyHostSetup(o);
   emu::Coord coord;
   std::string error;
   if (o.rank < 0 || !coord.Open(o.coord_path, &error) || o.rank >= coord.nranks()) {

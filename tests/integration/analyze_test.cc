@@ -127,7 +127,11 @@ class AnalyzeAcceptance : public ::testing::TestWithParam<Layout> {
       job = RunEmu(tag + std::to_string(L().ranks), args,
                    {{"NCCL_FLIGHTREC_TIMEOUT_S", "2"},
                     {"NCCL_FLIGHTREC_MAX_COMMS", "4"},
-                    {"NCCL_FLIGHTREC_RECORDS", std::to_string(ring_records)}});
+                    {"NCCL_FLIGHTREC_RECORDS", std::to_string(ring_records)},
+                    // These tests run `flightrec analyze` themselves and count
+                    // the files it reads and rejects (verdict_test covers the
+                    // in-job verdict).
+                    {"NCCL_FLIGHTREC_VERDICT", "0"}});
     }
     dirs_.push_back(job.dir);
     EXPECT_EQ(job.status, expected_status) << "flightrec-emu " << args << " in " << job.dir << "\n"

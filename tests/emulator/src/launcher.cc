@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -136,7 +137,7 @@ const char* StateName(uint32_t s) {
 }
 
 nlohmann::json Summary(const Options& o, const std::vector<RankProc>& procs, const Coord& coord,
-                       int status, const std::string& dump_dir) {
+                       int status, const std::string& dump_dir, uint64_t until_log_wall_ns) {
   char host[256] = "localhost";
   gethostname(host, sizeof(host) - 1);
   Topology topo(o.ranks, o.tp, o.ranks_per_node, o.job_id);
@@ -154,6 +155,7 @@ nlohmann::json Summary(const Options& o, const std::vector<RankProc>& procs, con
   j["graph_replays"] = o.graph_replays;
   j["tp"] = o.tp;
   j["ranks_per_node"] = o.ranks_per_node;
+  if (!o.until_log.empty()) j["until_log_wall_ns"] = until_log_wall_ns;
   nlohmann::json ranks = nlohmann::json::array();
   for (int r = 0; r < o.ranks; ++r) {
     const RankProc& p = procs[r];
@@ -208,6 +210,8 @@ const char* ExitStatusName(int status) {
       return "rank-failed";
     case kExitInterrupted:
       return "interrupted";
+    case kExitUntilLog:
+      return "until-log";
     default:
       return "internal-error";
   }
@@ -223,6 +227,26 @@ int CountDumps(const std::string& dir) {
   }
   closedir(d);
   return n;
+}
+
+bool LogWatch::Poll() {
+  if (found_) return true;
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) return false;
+  in.seekg(static_cast<std::streamoff>(offset_));
+  std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  offset_ += chunk.size();
+  tail_ += chunk;
+  if (tail_.find(text_) != std::string::npos) {
+    found_ = true;
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    found_wall_ns_ = static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + ts.tv_nsec;
+    return true;
+  }
+  // Keep what could be the start of a match split across reads.
+  if (tail_.size() >= text_.size()) tail_.erase(0, tail_.size() - text_.size() + 1);
+  return false;
 }
 
 int RunLauncher(Options o, const std::vector<std::string>& raw_args) {
@@ -286,6 +310,8 @@ int RunLauncher(Options o, const std::vector<std::string>& raw_args) {
   int status = kExitOk;
   uint64_t last_progress = UINT64_MAX;
   double last_change = MonoSeconds();
+  LogWatch log_watch(o.log_file, o.until_log);
+  double until_log_seen = -1;
   for (;;) {
     Reap(&procs);
     bool all_exited = true;
@@ -304,9 +330,12 @@ int RunLauncher(Options o, const std::vector<std::string>& raw_args) {
       status = kExitInterrupted;
     } else if (o.until_dumps > 0 && CountDumps(dump_dir) >= o.until_dumps) {
       status = kExitUntilDumps;
+    } else if (until_log_seen >= 0 && now - until_log_seen >= o.linger_s) {
+      status = kExitUntilLog;
     } else if (now - last_change > o.hang_timeout_s) {
       status = kExitHang;
     }
+    if (until_log_seen < 0 && !o.until_log.empty() && log_watch.Poll()) until_log_seen = now;
     if (status != kExitOk) {
       KillAll(&procs);
       break;
@@ -318,7 +347,8 @@ int RunLauncher(Options o, const std::vector<std::string>& raw_args) {
       if (p.signal != 0 || p.exit_code != 0) status = kExitRankFailed;
     }
   }
-  std::string text = Summary(o, procs, coord, status, dump_dir).dump(2) + "\n";
+  std::string text =
+      Summary(o, procs, coord, status, dump_dir, log_watch.found_wall_ns()).dump(2) + "\n";
   if (o.summary_file.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else {

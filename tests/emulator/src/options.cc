@@ -96,6 +96,17 @@ bool Validate(Options* o, std::string* error) {
              " (replays start at the pattern's first op)";
     return false;
   }
+  if (!o->until_log.empty() && o->log_file.empty()) {
+    *error = "--until-log needs --log-file";
+    return false;
+  }
+  for (const auto& [rank, assignment] : o->rank_env) {
+    if (rank >= o->ranks) {
+      *error = "--rank-env: rank " + std::to_string(rank) + " is not in 0.." +
+               std::to_string(o->ranks - 1) + " (" + assignment + ")";
+      return false;
+    }
+  }
   for (const Fault& f : o->faults) {
     if (f.rank < 0 || f.rank >= o->ranks) {
       *error = "--fault: rank " + std::to_string(f.rank) + " is not in 0.." +
@@ -240,6 +251,19 @@ bool ParseOptions(const std::vector<std::string>& args, Options* o, std::string*
       o->summary_file = v;
     } else if (key == "--log-file") {
       o->log_file = v;
+    } else if (key == "--until-log") {
+      o->until_log = v;
+    } else if (key == "--linger-s") {
+      ok = ToDouble(v, &d) && d >= 0 && (o->linger_s = d, true);
+    } else if (key == "--sigchld") {
+      ok = v == "ignore" || v == "reap";
+      if (ok) o->sigchld = v;
+    } else if (key == "--rank-env") {
+      const size_t colon = v.find(':');
+      const size_t eq = v.find('=');
+      ok = colon != std::string::npos && eq != std::string::npos && eq > colon + 1 &&
+           ToInt64(v.substr(0, colon), &n) && n >= 0;
+      if (ok) o->rank_env.emplace_back(static_cast<int>(n), v.substr(colon + 1));
     } else if (key == "--rank-index") {
       ok = ToInt64(v, &n) && (o->rank = static_cast<int>(n), true);
     } else if (key == "--coord") {
@@ -287,8 +311,13 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
   --mark-op N           record when each rank enqueues op N (summary: mark_op_wall_ns)
   --summary FILE        write the JSON summary there instead of stdout
   --log-file FILE       NCCL log lines (NCCL_DEBUG=WARN|INFO) there instead of stderr
+  --until-log TEXT      kill all ranks once TEXT appears in --log-file (after --linger-s)
+  --linger-s S          with --until-log: let the job run S more seconds [0]
+  --sigchld ignore|reap SIGCHLD in the ranks: SIG_IGN, or a handler reaping every child
+  --rank-env R:NAME=VAL set NAME=VAL in rank R only (repeatable)
 Exit status: 0 all ranks exited 0; 2 usage error; 3 hang timeout; 4 --until-dumps
-reached; 5 a rank failed and the rest finished; 6 interrupted (SIGINT/SIGTERM); 1 internal error.
+reached; 5 a rank failed and the rest finished; 6 interrupted (SIGINT/SIGTERM);
+7 --until-log reached; 1 internal error.
 )";
 }
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "emulator/src/nccl_version.h"
@@ -48,6 +49,16 @@ struct Options {
   int64_t mark_op = -1;  // record when each rank enqueues this op
   std::string summary_file;
   std::string log_file;
+  // Ends the job (exit 7) --linger-s seconds after this text first appears
+  // in --log-file (summary: until_log_wall_ns, when the launcher saw it).
+  std::string until_log;
+  double linger_s = 0;
+  // SIGCHLD in rank processes, as hosts set it: "" (default), "ignore"
+  // (SIG_IGN: children are reaped by the kernel), "reap" (a handler that
+  // reaps every child, taking their statuses).
+  std::string sigchld;
+  // Environment variables set in one rank only (--rank-env R:NAME=VALUE).
+  std::vector<std::pair<int, std::string>> rank_env;
   // Set only in rank processes (the launcher adds them).
   int rank = -1;
   std::string coord_path;

@@ -24,6 +24,7 @@ class ConfigTest : public ::testing::Test {
     unsetenv("NCCL_FLIGHTREC_DIR");
     unsetenv("NCCL_FLIGHTREC_DUMP_ON_EXIT");
     unsetenv("NCCL_FLIGHTREC_JOB_ID");
+    unsetenv("NCCL_FLIGHTREC_VERDICT");
     setenv("TMPDIR", "/var/tmp/x", 1);
   }
   void TearDown() override { unsetenv("TMPDIR"); }
@@ -52,6 +53,9 @@ TEST_F(ConfigTest, DefaultsWithNothingSet) {
   EXPECT_EQ(c.clock, rec::kClockRequestAuto);
   EXPECT_TRUE(c.trigger);
   EXPECT_EQ(c.dump_signal, 0);
+  EXPECT_TRUE(c.verdict);
+  EXPECT_STREQ(c.analyzer, "");
+  EXPECT_STREQ(c.on_verdict, "");
 }
 
 TEST_F(ConfigTest, DefaultRingStaysUnder16MiB) {
@@ -76,6 +80,9 @@ TEST_F(ConfigTest, ValidValues) {
   setenv("NCCL_FLIGHTREC_CLOCK", "monotonic", 1);
   setenv("NCCL_FLIGHTREC_TRIGGER", "0", 1);
   setenv("NCCL_FLIGHTREC_DUMP_SIGNAL", "SIGUSR2", 1);
+  setenv("NCCL_FLIGHTREC_VERDICT", "0", 1);
+  setenv("NCCL_FLIGHTREC_ANALYZER", "/opt/fr/bin/flightrec", 1);
+  setenv("NCCL_FLIGHTREC_ON_VERDICT", "echo \"$FLIGHTREC_VERDICT\" >> /tmp/v", 1);
   Config c;
   EXPECT_EQ(Load(&c), "");
   EXPECT_STREQ(c.dir, "/data/fr");
@@ -90,6 +97,9 @@ TEST_F(ConfigTest, ValidValues) {
   EXPECT_EQ(c.clock, rec::kClockRequestMonotonic);
   EXPECT_FALSE(c.trigger);
   EXPECT_EQ(c.dump_signal, SIGUSR2);
+  EXPECT_FALSE(c.verdict);
+  EXPECT_STREQ(c.analyzer, "/opt/fr/bin/flightrec");
+  EXPECT_STREQ(c.on_verdict, "echo \"$FLIGHTREC_VERDICT\" >> /tmp/v");
 }
 
 TEST_F(ConfigTest, PollIsClampedToTenMs) {
@@ -125,10 +135,11 @@ TEST_F(ConfigTest, JobIdFallbacks) {
 
 TEST_F(ConfigTest, NonsenseValuesWarnOnceAndKeepDefaults) {
   const char* bad[][2] = {
-      {"NCCL_FLIGHTREC_ENABLE", "maybe"},   {"NCCL_FLIGHTREC_TIMEOUT_S", "abc"},
-      {"NCCL_FLIGHTREC_RECORDS", "-5"},     {"NCCL_FLIGHTREC_MAX_COMMS", "0"},
-      {"NCCL_FLIGHTREC_MAX_DUMPS", "lots"}, {"NCCL_FLIGHTREC_POLL_MS", "10ms"},
-      {"NCCL_FLIGHTREC_CLOCK", "fast"},     {"NCCL_FLIGHTREC_DUMP_SIGNAL", "SIGKILL"}};
+      {"NCCL_FLIGHTREC_ENABLE", "maybe"},    {"NCCL_FLIGHTREC_TIMEOUT_S", "abc"},
+      {"NCCL_FLIGHTREC_RECORDS", "-5"},      {"NCCL_FLIGHTREC_MAX_COMMS", "0"},
+      {"NCCL_FLIGHTREC_MAX_DUMPS", "lots"},  {"NCCL_FLIGHTREC_POLL_MS", "10ms"},
+      {"NCCL_FLIGHTREC_CLOCK", "fast"},      {"NCCL_FLIGHTREC_DUMP_SIGNAL", "SIGKILL"},
+      {"NCCL_FLIGHTREC_VERDICT", "perhaps"}, {"NCCL_FLIGHTREC_ANALYZER", ""}};
   for (const auto& kv : bad) setenv(kv[0], kv[1], 1);
   Config c;
   const std::string log = Load(&c);
@@ -146,6 +157,8 @@ TEST_F(ConfigTest, NonsenseValuesWarnOnceAndKeepDefaults) {
   EXPECT_EQ(c.poll_ns, 1000000000ULL);
   EXPECT_EQ(c.clock, rec::kClockRequestAuto);
   EXPECT_EQ(c.dump_signal, 0);
+  EXPECT_TRUE(c.verdict);
+  EXPECT_STREQ(c.analyzer, "");
 }
 
 TEST_F(ConfigTest, OutOfRangeAndNegativeTimeouts) {

@@ -57,11 +57,14 @@ void ResetEnv(const std::string& dir) {
                         "NCCL_FLIGHTREC_DUMP_ON_EXIT", "NCCL_FLIGHTREC_JOB_ID",
                         "NCCL_FLIGHTREC_CLOCK",        "NCCL_FLIGHTREC_TRIGGER",
                         "NCCL_FLIGHTREC_DUMP_SIGNAL",  "SLURM_JOB_ID",
-                        "TORCHELASTIC_RUN_ID"};
+                        "TORCHELASTIC_RUN_ID",         "NCCL_FLIGHTREC_VERDICT",
+                        "NCCL_FLIGHTREC_ANALYZER",     "NCCL_FLIGHTREC_ON_VERDICT"};
   for (const char* v : vars) unsetenv(v);
   setenv("NCCL_FLIGHTREC_DIR", dir.c_str(), 1);
   setenv("NCCL_FLIGHTREC_DUMP_ON_EXIT", "0", 1);
   setenv("NCCL_FLIGHTREC_JOB_ID", "unit", 1);
+  // Unit tests seal timeout dumps; none of them is about the in-job verdict.
+  setenv("NCCL_FLIGHTREC_VERDICT", "0", 1);
 }
 
 std::vector<unsigned char> ReadFile(const std::string& path) {
