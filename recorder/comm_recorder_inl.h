@@ -38,33 +38,17 @@ extern CommRecorder* g_comm_table[format::kMaxRegions];
 // it, ~20 per collective, and the out-of-line call was ~9 % of the hot path.
 inline CommRecorder* LookupComm(uint32_t region_index, uint32_t generation_low8);
 
-// Every word of a Record is accessed as one naturally aligned 64-bit atomic,
-// never as its bytes: the one-byte fields (state, the channel and proxy-op
-// counters of word 15, n_channels of word 9) are read and changed in a
-// register. Mixing sizes on one location is outside the C++ memory model,
-// and a 64-bit access costs no more than a byte one. The helpers below find
-// a byte inside its word from offsetof, on either byte order.
-constexpr uint32_t kOpWord = offsetof(format::Record, state) / 8;  // word 15
-static_assert(offsetof(format::Record, state) % 8 == 0 &&
-                  offsetof(format::Record, reserved) + 3 == (kOpWord + 1) * 8,
-              "state, the counters and reserved fill word 15");
-constexpr uint32_t ByteShift(size_t record_offset) {
-  return 8u * static_cast<uint32_t>(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-                                        ? record_offset % 8
-                                        : 7 - record_offset % 8);
-}
-constexpr uint8_t ByteAt(uint64_t word, size_t record_offset) {
-  return static_cast<uint8_t>(word >> ByteShift(record_offset));
-}
-constexpr uint64_t WithByte(uint64_t word, size_t record_offset, uint8_t value) {
-  return (word & ~(uint64_t{0xff} << ByteShift(record_offset))) |
-         (uint64_t{value} << ByteShift(record_offset));
-}
-inline uint64_t* OpWord(format::Record* r) { return reinterpret_cast<uint64_t*>(r) + kOpWord; }
-// The byte at `record_offset` of a live record, read as its whole word.
+// Every location of a Record is accessed with one access size only (mixing
+// sizes on one location is outside the C++ memory model): words 0..14 as
+// 64-bit atomics, the one-byte fields of word 15 (state, the channel and
+// proxy-op counters; reserved is never written) as 1-byte atomics, by the
+// writers here and by the readers (record_copy.h). n_channels lives in
+// word 9, so it is read as that whole word.
 inline uint8_t RecordByte(const format::Record* r, size_t record_offset) {
-  const uint64_t* words = reinterpret_cast<const uint64_t*>(r);
-  return ByteAt(LoadRelaxed(&words[record_offset / 8]), record_offset);
+  const uint64_t word = LoadRelaxed(reinterpret_cast<const uint64_t*>(r) + record_offset / 8);
+  const uint32_t byte = static_cast<uint32_t>(record_offset % 8);
+  return static_cast<uint8_t>(
+      word >> (8 * (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? byte : 7 - byte)));
 }
 }  // namespace rec
 
@@ -199,14 +183,18 @@ FLIGHTREC_HOT_INLINE void CommRecorder::WriteRecord(format::Record* slot, const 
   rec::StoreRelaxed(&dst[7], w[7]);
   rec::StoreRelaxed(&dst[8], w[8]);
   rec::StoreRelaxed(&dst[9], w[9]);
-  // Progress words: zero, and the op word holding only state kOpEnqueued.
+  // Progress words: zero; word 15 byte by byte (see RecordByte), its
+  // reserved bytes left as they are (never written, zero since creation).
   rec::StoreRelaxed(&dst[10], uint64_t{0});
   rec::StoreRelaxed(&dst[11], uint64_t{0});
   rec::StoreRelaxed(&dst[12], uint64_t{0});
   rec::StoreRelaxed(&dst[13], uint64_t{0});
   rec::StoreRelaxed(&dst[14], uint64_t{0});
-  rec::StoreRelaxed(&dst[rec::kOpWord],
-                    rec::WithByte(0, offsetof(format::Record, state), format::kOpEnqueued));
+  rec::StoreRelaxed(&slot->channels_started, uint8_t{0});
+  rec::StoreRelaxed(&slot->channels_stopped, uint8_t{0});
+  rec::StoreRelaxed(&slot->proxy_ops_started, uint8_t{0});
+  rec::StoreRelaxed(&slot->proxy_ops_stopped, uint8_t{0});
+  rec::StoreRelaxed(&slot->state, static_cast<uint8_t>(format::kOpEnqueued));
 }
 
 FLIGHTREC_HOT_INLINE uint64_t CommRecorder::BeginOp(const OpDesc& op) {
@@ -285,34 +273,27 @@ inline void CommRecorder::NoteGpuOffset(uint64_t gpu_timer_ns, uint64_t now) {
 }
 
 namespace rec {
-// The op word (one value of OpWord below, in a register) after moving its
-// state forward to `target` (never back).
-inline uint64_t AdvanceState(uint64_t w, uint8_t target) {
-  constexpr size_t kState = offsetof(format::Record, state);
-  return ByteAt(w, kState) < target ? WithByte(w, kState, target) : w;
+// Moves the op state forward only (single writer after commit: proxy thread).
+inline void AdvanceState(format::Record* r, uint8_t target) {
+  if (LoadRelaxed(&r->state) < target) StoreRelaxed(&r->state, target);
 }
-// The op word after a saturating increment of its counter byte at Record
-// offset `off`; *now receives the counter's new value.
-inline uint64_t Bump(uint64_t w, size_t off, uint8_t* now) {
-  const uint8_t v = ByteAt(w, off);
-  *now = v < 255 ? static_cast<uint8_t>(v + 1) : v;
-  return WithByte(w, off, *now);
+// Saturating uint8 increment (single writer); returns the new value.
+inline uint8_t Bump(uint8_t* counter) {
+  uint8_t v = LoadRelaxed(counter);
+  if (v < 255) StoreRelaxed(counter, static_cast<uint8_t>(v + 1));
+  return v < 255 ? static_cast<uint8_t>(v + 1) : v;
 }
 }  // namespace rec
 
 FLIGHTREC_HOT_INLINE void CommRecorder::KernelStart(uint64_t seq, uint64_t gpu_timer_ns) {
   format::Record* r = LiveSlot(seq);
   if (r == nullptr) return;
-  uint64_t* op_word = rec::OpWord(r);
-  uint8_t started = 0;
-  uint64_t w = rec::Bump(rec::LoadRelaxed(op_word), offsetof(format::Record, channels_started),
-                         &started);
-  const bool first = started == 1;
+  const bool first = rec::Bump(&r->channels_started) == 1;
   if (gpu_timer_ns != 0) {
     const uint64_t cur = rec::LoadRelaxed(&r->gpu_start_raw);
     if (cur == 0 || gpu_timer_ns < cur) rec::StoreRelaxed(&r->gpu_start_raw, gpu_timer_ns);
   }
-  rec::StoreRelaxed(op_word, rec::AdvanceState(w, format::kOpRunning));
+  rec::AdvanceState(r, format::kOpRunning);
   // The host clock is the largest cost of an event (rdtsc is ~20 ns in a VM):
   // read it once per op, at the first channel. Later timed channels are dated
   // by their own GPU timer (gpu_start_raw); untimed ones (v3) still read it.
@@ -335,17 +316,14 @@ __attribute__((noinline)) inline void CommRecorder::KernelStartDated(format::Rec
 FLIGHTREC_HOT_INLINE void CommRecorder::KernelStop(uint64_t seq, uint64_t gpu_timer_ns) {
   format::Record* r = LiveSlot(seq);
   if (r == nullptr) return;
-  uint64_t* op_word = rec::OpWord(r);
-  uint8_t stopped = 0;
-  uint64_t w = rec::Bump(rec::LoadRelaxed(op_word), offsetof(format::Record, channels_stopped),
-                         &stopped);
+  const uint8_t stopped = rec::Bump(&r->channels_stopped);
   if (gpu_timer_ns > rec::LoadRelaxed(&r->gpu_end_raw)) {
     rec::StoreRelaxed(&r->gpu_end_raw, gpu_timer_ns);
   }
-  const uint8_t started = rec::ByteAt(w, offsetof(format::Record, channels_started));
+  const uint8_t started = rec::LoadRelaxed(&r->channels_started);
   const uint8_t channels = rec::RecordByte(r, offsetof(format::Record, n_channels));
   const bool done = stopped >= (channels > started ? channels : started);
-  rec::StoreRelaxed(op_word, done ? rec::AdvanceState(w, format::kOpDone) : w);
+  if (done) rec::AdvanceState(r, format::kOpDone);
   // As in KernelStart: a timed stop is dated by its GPU timer (gpu_end_raw,
   // converted with the offset sampled at the first start); only an untimed
   // stop (v3) reads the host clock.
@@ -357,28 +335,20 @@ FLIGHTREC_HOT_INLINE void CommRecorder::ProxyOpStart(uint64_t seq) {
   format::Record* r = LiveSlot(seq);
   if (r == nullptr) return;
   MarkCompletionTracked();
-  uint64_t* op_word = rec::OpWord(r);
-  uint8_t started = 0;
-  const uint64_t w = rec::Bump(rec::LoadRelaxed(op_word),
-                               offsetof(format::Record, proxy_ops_started), &started);
-  rec::StoreRelaxed(op_word, rec::AdvanceState(w, format::kOpRunning));
+  rec::Bump(&r->proxy_ops_started);
+  rec::AdvanceState(r, format::kOpRunning);
   rec::StoreRelaxed(&r->t_last_progress_ns, NowNs());
 }
 
 FLIGHTREC_HOT_INLINE void CommRecorder::ProxyOpStop(uint64_t seq) {
   format::Record* r = LiveSlot(seq);
   if (r == nullptr) return;
-  uint64_t* op_word = rec::OpWord(r);
-  uint8_t stopped = 0;
-  uint64_t w = rec::Bump(rec::LoadRelaxed(op_word), offsetof(format::Record, proxy_ops_stopped),
-                         &stopped);
-  const uint8_t started = rec::ByteAt(w, offsetof(format::Record, proxy_ops_started));
+  const uint8_t stopped = rec::Bump(&r->proxy_ops_stopped);
+  const uint8_t started = rec::LoadRelaxed(&r->proxy_ops_started);
   // Without KernelCh events the network side is all we know of completion.
-  if (rec::ByteAt(w, offsetof(format::Record, channels_started)) == 0 && started > 0 &&
-      stopped >= started) {
-    w = rec::AdvanceState(w, format::kOpDone);
+  if (rec::LoadRelaxed(&r->channels_started) == 0 && started > 0 && stopped >= started) {
+    rec::AdvanceState(r, format::kOpDone);
   }
-  rec::StoreRelaxed(op_word, w);
   rec::StoreRelaxed(&r->t_last_progress_ns, NowNs());
 }
 

@@ -14,15 +14,16 @@
 // The progress words are covered by this re-check, not by a per-lap tag: a
 // new lap's writer stores commit = 0 and issues its release fence before it
 // touches any word of the slot (payload and progress words alike), so a copy
-// that read any word of the new lap re-reads a commit other than c1. Every
-// word is accessed as one 64-bit atomic, as the writers access them (see
-// comm_recorder_inl.h: word 15 holds six one-byte fields and is still
-// written and read as a whole word).
+// that read any word of the new lap re-reads a commit other than c1. Each
+// location is read with the size its writers use (comm_recorder_inl.h,
+// RecordByte): words 0..14 as 64-bit atomics, the one-byte fields of word 15
+// as bytes.
 //
 // No lock, no allocation, no syscall: safe on any thread.
 #ifndef FLIGHTREC_RECORDER_RECORD_COPY_H_
 #define FLIGHTREC_RECORDER_RECORD_COPY_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "flightrec/record_format.h"
@@ -38,15 +39,21 @@ namespace rec {
 // given) tells the last case apart.
 inline uint64_t CopyLiveRecord(const format::Record* src, format::Record* dst,
                                bool* changed = nullptr) {
-  constexpr uint32_t kWords = format::kRecordSize / 8;
   constexpr uint32_t kFirstProgress = 80 / 8;  // words [10, 16) are progress words
+  constexpr uint32_t kOpWord = offsetof(format::Record, state) / 8;  // 15: the one-byte fields
+  static_assert(kOpWord == format::kRecordSize / 8 - 1 && offsetof(format::Record, state) % 8 == 0,
+                "state and the counters fill the last word");
   const uint64_t* s = reinterpret_cast<const uint64_t*>(src);
   uint64_t* d = reinterpret_cast<uint64_t*>(dst);
   // Pairs with the release store of commit in CommRecorder::BeginOp.
   const uint64_t c1 = __atomic_load_n(&s[0], __ATOMIC_ACQUIRE);
   for (uint32_t i = 1; i < kFirstProgress; ++i) d[i] = LoadRelaxed(&s[i]);
   FLIGHTREC_TESTPOINT(mid_record_copy);
-  for (uint32_t i = kFirstProgress; i < kWords; ++i) d[i] = LoadRelaxed(&s[i]);
+  for (uint32_t i = kFirstProgress; i < kOpWord; ++i) d[i] = LoadRelaxed(&s[i]);
+  // Word 15 byte by byte, as its writers access it.
+  const unsigned char* sb = reinterpret_cast<const unsigned char*>(&s[kOpWord]);
+  unsigned char* db = reinterpret_cast<unsigned char*>(&d[kOpWord]);
+  for (uint32_t i = 0; i < 8; ++i) db[i] = LoadRelaxed(&sb[i]);
   // Pairs with the release fence in CommRecorder::BeginOp: a word copied
   // from a newer lap makes the load below see that lap's commit reset.
   __atomic_thread_fence(__ATOMIC_ACQUIRE);
