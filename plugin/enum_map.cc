@@ -40,8 +40,8 @@ __attribute__((noinline, cold)) uint8_t detail::MapNameSlow(NameKind kind, const
   const uint8_t value = LookupSlow(kind, name);
   const uint64_t ptr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(name));
   if (ptr >= kPtrLimit) return value;
-  static_assert(format::kNumFuncs <= 16 && format::kNumDataTypes <= 16 &&
-                    format::kNumAlgos <= 16 && format::kNumProtos <= 16,
+  static_assert(format::kNumFuncs <= 16 && format::kNumDataTypes <= 16 && format::kNumAlgos <= 16 &&
+                    format::kNumProtos <= 16,
                 "every value fits kNameValueMask");
   const uint64_t entry =
       (ptr << kNameEntryShift) | (uint64_t{NameKey(name)} << kNameKeyShift) | value;

@@ -47,8 +47,8 @@ inline CommRecorder* LookupComm(uint32_t region_index, uint32_t generation_low8)
 inline uint8_t RecordByte(const format::Record* r, size_t record_offset) {
   const uint64_t word = LoadRelaxed(reinterpret_cast<const uint64_t*>(r) + record_offset / 8);
   const uint32_t byte = static_cast<uint32_t>(record_offset % 8);
-  return static_cast<uint8_t>(
-      word >> (8 * (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? byte : 7 - byte)));
+  return static_cast<uint8_t>(word >>
+                              (8 * (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? byte : 7 - byte)));
 }
 }  // namespace rec
 

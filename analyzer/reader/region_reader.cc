@@ -159,8 +159,7 @@ LiveSlots RereadSlots(const LiveFile& live, uint64_t offset, uint64_t n) {
 // the same commit in the two re-reads (LiveFile), the record then being
 // taken from the first re-read.
 void ReadRecords(BoundedView image, const ImageLayout& layout, uint32_t index, uint64_t head,
-                 const LiveFile* live, CommSnapshot* comm, uint64_t* bad_enums,
-                 uint64_t* changed) {
+                 const LiveFile* live, CommSnapshot* comm, uint64_t* bad_enums, uint64_t* changed) {
   uint64_t first = head > layout.capacity ? head - layout.capacity : 0;
   comm->overwritten = first;
   comm->records = TakeRecordBuffer(static_cast<size_t>(head - first));  // <= capacity
@@ -234,8 +233,8 @@ RegionOutcome ReadRegion(BoundedView image, const ImageLayout& layout, uint32_t 
                         " out-of-range enum values in valid records, shown as Unknown");
   }
   if (comm->torn > 0) {
-    std::string line = RegionPrefix(index) + std::to_string(comm->torn) +
-                       " torn or in-flight records skipped";
+    std::string line =
+        RegionPrefix(index) + std::to_string(comm->torn) + " torn or in-flight records skipped";
     if (changed > 0) line += " (" + std::to_string(changed) + " changed while the file was read)";
     warnings->push_back(line);
   }

@@ -186,15 +186,14 @@ TEST(SeqlockStress, DumpsAndRingReadsNeverMixTwoLaps) {
         fprintf(stderr,
                 "%llu dumps, %llu ring reads, %llu records checked (%llu complete), %llu torn, "
                 "ops %llu + %llu\n",
-                static_cast<unsigned long long>(dumps),
-                static_cast<unsigned long long>(ring_reads),
+                static_cast<unsigned long long>(dumps), static_cast<unsigned long long>(ring_reads),
                 static_cast<unsigned long long>(v.records),
-                static_cast<unsigned long long>(v.complete),
-                static_cast<unsigned long long>(torn),
+                static_cast<unsigned long long>(v.complete), static_cast<unsigned long long>(torn),
                 static_cast<unsigned long long>(lanes[0].claimed.load()),
                 static_cast<unsigned long long>(lanes[1].claimed.load()));
-        if (v.mixed > 0) fprintf(stderr, "%llu mixed, first: %s\n",
-                                 static_cast<unsigned long long>(v.mixed), v.first.c_str());
+        if (v.mixed > 0)
+          fprintf(stderr, "%llu mixed, first: %s\n", static_cast<unsigned long long>(v.mixed),
+                  v.first.c_str());
         CHILD_CHECK(v.mixed == 0);
         CHILD_CHECK(!lanes[0].bad_seq && !lanes[1].bad_seq);
         // The load was real: snapshots were taken after the ring wrapped and

@@ -137,8 +137,8 @@ TEST(Testpoints, SealNeverPresentsARecordMixedFromTwoLaps) {
               g_on_copy = [&] { reclaimed = c->BeginOp(OneChannelAllReduce()); };
               g_copy_armed = true;
               RequestDump(format::kDumpRequest, "mid-copy");
-              CHILD_CHECK(test::WaitFor(
-                  [&] { return test::ListDir(dir.path(), ".frdump").size() == 1; }));
+              CHILD_CHECK(
+                  test::WaitFor([&] { return test::ListDir(dir.path(), ".frdump").size() == 1; }));
               CHILD_CHECK(g_copy_fired.load());
               CHILD_CHECK(reclaimed == 64);  // slot 0, the first one the seal copies
               const auto dumps = test::ListDir(dir.path(), ".frdump");
@@ -169,42 +169,42 @@ TEST(Testpoints, SealNeverPresentsARecordMixedFromTwoLaps) {
 // (enqueued) and the watchdog seals a timeout dump for the finished op 0.
 TEST(Testpoints, WatchdogNeverJudgesARecordMixedFromTwoLaps) {
   test::TempDir dir;
-  EXPECT_EQ(test::RunInChild([&] {
-              test::ResetEnv(dir.path());
-              setenv("NCCL_FLIGHTREC_RECORDS", "64", 1);
-              setenv("NCCL_FLIGHTREC_POLL_MS", "10", 1);
-              setenv("NCCL_FLIGHTREC_TIMEOUT_S", "0.2", 1);
-              CommRecorder* c = OpenComm(Tracked(false), &test::CaptureLog);
-              CHILD_CHECK(c != nullptr);
-              const uint64_t first = c->BeginOp(OneChannelAllReduce());
-              CHILD_CHECK(first == 0);
-              usleep(300000);  // op 0 is older than the timeout from here on
-              CHILD_CHECK(test::WaitPolls(dir.path(), 2));
-              CHILD_CHECK(test::ListDir(dir.path(), ".frdump").empty());  // not judged
-              g_on_copy = [&] {
-                c->KernelStart(first, 1);  // marks the region completion-tracked
-                c->KernelStop(first, 2);
-                for (int i = 0; i < 64; ++i) c->BeginOp(OneChannelAllReduce());
-              };
-              g_copy_armed = true;
-              CHILD_CHECK(test::WaitFor([] { return g_copy_fired.load(); }));
-              // Ops 1..64 are enqueued and never progress: once they are
-              // older than the timeout the watchdog rightly seals a dump for
-              // the oldest, op 1. Op 0, done, must never be named.
-              CHILD_CHECK(test::WaitFor(
-                  [&] { return !test::ListDir(dir.path(), ".frdump").empty(); }));
-              CHILD_CHECK(test::WaitPolls(dir.path(), 3));
-              const auto dumps = test::ListDir(dir.path(), ".frdump");
-              CHILD_CHECK(dumps.size() == 1);
-              const auto img = test::Decompress(test::ReadFile(dir.path() + "/" + dumps[0]));
-              CHILD_CHECK(!img.empty());
-              const std::string detail = test::Header(img)->dump_detail;
-              CHILD_CHECK(detail.find(" seq 0 stuck") == std::string::npos);
-              CHILD_CHECK(detail.find("AllReduce op#1 seq 1 stuck") != std::string::npos);
-              CloseComm(c);
-              return 0;
-            }),
-            0);
+  EXPECT_EQ(
+      test::RunInChild([&] {
+        test::ResetEnv(dir.path());
+        setenv("NCCL_FLIGHTREC_RECORDS", "64", 1);
+        setenv("NCCL_FLIGHTREC_POLL_MS", "10", 1);
+        setenv("NCCL_FLIGHTREC_TIMEOUT_S", "0.2", 1);
+        CommRecorder* c = OpenComm(Tracked(false), &test::CaptureLog);
+        CHILD_CHECK(c != nullptr);
+        const uint64_t first = c->BeginOp(OneChannelAllReduce());
+        CHILD_CHECK(first == 0);
+        usleep(300000);  // op 0 is older than the timeout from here on
+        CHILD_CHECK(test::WaitPolls(dir.path(), 2));
+        CHILD_CHECK(test::ListDir(dir.path(), ".frdump").empty());  // not judged
+        g_on_copy = [&] {
+          c->KernelStart(first, 1);  // marks the region completion-tracked
+          c->KernelStop(first, 2);
+          for (int i = 0; i < 64; ++i) c->BeginOp(OneChannelAllReduce());
+        };
+        g_copy_armed = true;
+        CHILD_CHECK(test::WaitFor([] { return g_copy_fired.load(); }));
+        // Ops 1..64 are enqueued and never progress: once they are
+        // older than the timeout the watchdog rightly seals a dump for
+        // the oldest, op 1. Op 0, done, must never be named.
+        CHILD_CHECK(test::WaitFor([&] { return !test::ListDir(dir.path(), ".frdump").empty(); }));
+        CHILD_CHECK(test::WaitPolls(dir.path(), 3));
+        const auto dumps = test::ListDir(dir.path(), ".frdump");
+        CHILD_CHECK(dumps.size() == 1);
+        const auto img = test::Decompress(test::ReadFile(dir.path() + "/" + dumps[0]));
+        CHILD_CHECK(!img.empty());
+        const std::string detail = test::Header(img)->dump_detail;
+        CHILD_CHECK(detail.find(" seq 0 stuck") == std::string::npos);
+        CHILD_CHECK(detail.find("AllReduce op#1 seq 1 stuck") != std::string::npos);
+        CloseComm(c);
+        return 0;
+      }),
+      0);
 }
 
 }  // namespace
