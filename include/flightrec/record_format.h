@@ -504,14 +504,18 @@ constexpr uint32_t kRecordChecksumOffset = 76;  // offsetof(Record, checksum)
 
 // Checksum of a record's immutable part. This is the one statement of its
 // range: it covers bytes [8, 76) (op_index through type_size), neither the
-// commit word nor the checksum field nor any progress word, and it is
-// seeded with the slot sequence, so a record left over from another lap (or
-// copied to another slot) does not verify. Computed as a 64-bit
-// multiply-xorshift mix of the nine 8-byte words in [8, 80), loaded in host
-// byte order, with the checksum field's four bytes masked out (the mask is
-// the high half of the word at 72, i.e. bytes [76, 80) on a little-endian
-// host): nine rounds, a few ns on the hot path, and any torn or flipped word
-// changes the result.
+// commit word nor the checksum field nor any progress word. It is seeded
+// with the slot sequence, but the seed enters by XOR with op_index, the
+// first word mixed, so where op_index equals the slot sequence (a
+// communicator with collectives only) the seed cancels: the checksum then
+// does not tell two laps' records apart, and a copy holding the old lap's
+// op_index with the new lap's other words verifies. Telling laps apart is
+// the commit word's job (and the re-check's, for a live image). Computed as
+// a 64-bit multiply-xorshift mix of the nine 8-byte words in [8, 80), loaded
+// in host byte order, with the checksum field's four bytes masked out (the
+// mask is the high half of the word at 72, i.e. bytes [76, 80) on a
+// little-endian host): nine rounds, a few ns on the hot path, and any
+// flipped word changes the result.
 inline uint32_t RecordChecksum(const unsigned char* rec, uint64_t slot_seq) {
   uint64_t h = 0x9e3779b97f4a7c15ULL ^ slot_seq;
   for (uint32_t off = kRecordImmutableBegin; off < 80; off += 8) {

@@ -194,8 +194,8 @@ TEST(SeqlockStress, DumpsAndRingReadsNeverMixTwoLaps) {
         if (v.mixed > 0)
           fprintf(stderr, "%llu mixed, first: %s\n", static_cast<unsigned long long>(v.mixed),
                   v.first.c_str());
-        CHILD_CHECK(v.mixed == 0);
         CHILD_CHECK(!lanes[0].bad_seq && !lanes[1].bad_seq);
+        CHILD_CHECK(v.mixed == 0);
         // The load was real: snapshots were taken after the ring wrapped and
         // held records known complete.
         CHILD_CHECK(wrapped_snapshots > 0 && v.complete > 0);
