@@ -34,14 +34,17 @@ uint8_t LookupSlow(NameKind kind, const char* name) {
 
 // Slow path: strcmp against the name tables, then remember the pointer in
 // the first free slot of its probe sequence, or refresh the slot that holds
-// the same pointer with another first character (the pointer now names
-// another string). A full table just stays full; lookups still work.
+// the same pointer with another NameKey (the pointer now names another
+// string). A full table just stays full; lookups still work.
 __attribute__((noinline, cold)) uint8_t detail::MapNameSlow(NameKind kind, const char* name) {
   const uint8_t value = LookupSlow(kind, name);
   const uint64_t ptr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(name));
   if (ptr >= kPtrLimit) return value;
+  static_assert(format::kNumFuncs <= 16 && format::kNumDataTypes <= 16 && format::kNumAlgos <= 16 &&
+                    format::kNumProtos <= 16,
+                "every value fits kNameValueMask");
   const uint64_t entry =
-      (ptr << kNameEntryShift) | (uint64_t{static_cast<unsigned char>(name[0])} << 8) | value;
+      (ptr << kNameEntryShift) | (uint64_t{NameKey(name)} << kNameKeyShift) | value;
   std::atomic<uint64_t>* slots = g_name_cache[static_cast<int>(kind)];
   uint32_t i = NameHome(ptr);
   for (uint32_t n = 0; n < kNameCacheSlots; ++n) {

@@ -10,6 +10,7 @@
 #define FLIGHTREC_PLUGIN_ENUM_MAP_H_
 
 #include <stdint.h>
+#include <string.h>
 
 #include <atomic>
 
@@ -23,16 +24,32 @@ namespace detail {
 // Open addressing, linear probing, no deletion: an entry sits at or after
 // its home slot (NameHome) with no empty slot in between, so a probe stops
 // at the first empty slot. Each slot packs
-//   (pointer << 16) | (first character << 8) | enum value
-// into one word (pointers of NCCL's static strings are below 2^48), so a
-// reader sees either an empty slot or a complete entry: relaxed ordering is
-// enough because nothing else is published through the slot.
+//   (pointer << 16) | (NameKey << 4) | enum value
+// into one word (pointers of NCCL's static strings are below 2^48, every
+// enum has at most 16 values), so a reader sees either an empty slot or a
+// complete entry: relaxed ordering is enough because nothing else is
+// published through the slot.
 constexpr uint32_t kNameCacheSlots = 16;  // power of two
 constexpr int kNameEntryShift = 16;
+constexpr int kNameKeyShift = 4;
+constexpr uint64_t kNameValueMask = (uint64_t{1} << kNameKeyShift) - 1;
+constexpr uint32_t kNameKeyScan = 32;  // bytes NameKey looks at, at most
 extern std::atomic<uint64_t> g_name_cache[static_cast<int>(NameKind::kCount)][kNameCacheSlots];
 
 inline uint32_t NameHome(uint64_t ptr) {
   return static_cast<uint32_t>((ptr ^ (ptr >> 4) ^ (ptr >> 9)) & (kNameCacheSlots - 1));
+}
+
+// What a cache entry remembers of its string besides the pointer, 12 bits:
+// the length (mod 16) and the last character. Within each kind every name
+// NCCL uses (record_names.h) has a key of its own, checked by
+// EnumMapTest.EveryNameOfAKindHasItsOwnKey, so a cached pointer that now
+// holds another of those names is looked up again. Bounded: at most
+// kNameKeyScan bytes, read up to the first NUL.
+inline uint32_t NameKey(const char* name) {
+  const uint32_t n = static_cast<uint32_t>(strnlen(name, kNameKeyScan));  // libc: vectorized
+  const uint32_t last = n > 0 ? static_cast<unsigned char>(name[n - 1]) : 0u;
+  return ((n & 0xfu) << 8) | last;
 }
 
 // Not cached (or the cached pointer now holds another string): strcmp
@@ -42,7 +59,7 @@ uint8_t MapNameSlow(NameKind kind, const char* name);
 }  // namespace detail
 
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work
-// (at most kNameCacheSlots relaxed loads; a miss runs the bounded strcmp
+// (at most kNameCacheSlots relaxed loads and kNameKeyScan bytes; a miss runs the bounded strcmp
 // slow path once per distinct pointer). Returns 0 (the format's "unknown")
 // for NULL or unrecognised strings.
 inline uint8_t MapName(NameKind kind, const char* name) {
@@ -54,9 +71,10 @@ inline uint8_t MapName(NameKind kind, const char* name) {
     const uint64_t entry = slots[i].load(std::memory_order_relaxed);  // self-contained entry
     if (entry == 0) break;
     if ((entry >> detail::kNameEntryShift) == ptr) {
-      // One byte of insurance against a pointer that was freed and reused
-      // for another string (NCCL passes static strings; a host might not).
-      if (static_cast<char>(entry >> 8) == name[0]) return static_cast<uint8_t>(entry);
+      // Insurance against a pointer that was freed and reused for another
+      // string (NCCL passes static strings; a host might not).
+      const uint64_t key = (entry & 0xffffu) >> detail::kNameKeyShift;
+      if (key == detail::NameKey(name)) return static_cast<uint8_t>(entry & detail::kNameValueMask);
       break;
     }
     i = (i + 1) & (detail::kNameCacheSlots - 1);

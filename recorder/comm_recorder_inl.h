@@ -37,6 +37,19 @@ extern CommRecorder* g_comm_table[format::kMaxRegions];
 // CommByRegion's body, inline: every event that carries a handle resolves
 // it, ~20 per collective, and the out-of-line call was ~9 % of the hot path.
 inline CommRecorder* LookupComm(uint32_t region_index, uint32_t generation_low8);
+
+// Every location of a Record is accessed with one access size only (mixing
+// sizes on one location is outside the C++ memory model): words 0..14 as
+// 64-bit atomics, the one-byte fields of word 15 (state, the channel and
+// proxy-op counters; reserved is never written) as 1-byte atomics, by the
+// writers here and by the readers (record_copy.h). n_channels lives in
+// word 9, so it is read as that whole word.
+inline uint8_t RecordByte(const format::Record* r, size_t record_offset) {
+  const uint64_t word = LoadRelaxed(reinterpret_cast<const uint64_t*>(r) + record_offset / 8);
+  const uint32_t byte = static_cast<uint32_t>(record_offset % 8);
+  return static_cast<uint8_t>(word >>
+                              (8 * (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? byte : 7 - byte)));
+}
 }  // namespace rec
 
 inline uint32_t CommRecorder::region_index() const { return region_index_; }
@@ -170,13 +183,17 @@ FLIGHTREC_HOT_INLINE void CommRecorder::WriteRecord(format::Record* slot, const 
   rec::StoreRelaxed(&dst[7], w[7]);
   rec::StoreRelaxed(&dst[8], w[8]);
   rec::StoreRelaxed(&dst[9], w[9]);
-  // Progress words: zero, then the initial state.
+  // Progress words: zero; word 15 byte by byte (see RecordByte), its
+  // reserved bytes left as they are (never written, zero since creation).
   rec::StoreRelaxed(&dst[10], uint64_t{0});
   rec::StoreRelaxed(&dst[11], uint64_t{0});
   rec::StoreRelaxed(&dst[12], uint64_t{0});
   rec::StoreRelaxed(&dst[13], uint64_t{0});
   rec::StoreRelaxed(&dst[14], uint64_t{0});
-  rec::StoreRelaxed(&dst[15], uint64_t{0});
+  rec::StoreRelaxed(&slot->channels_started, uint8_t{0});
+  rec::StoreRelaxed(&slot->channels_stopped, uint8_t{0});
+  rec::StoreRelaxed(&slot->proxy_ops_started, uint8_t{0});
+  rec::StoreRelaxed(&slot->proxy_ops_stopped, uint8_t{0});
   rec::StoreRelaxed(&slot->state, static_cast<uint8_t>(format::kOpEnqueued));
 }
 
@@ -304,7 +321,7 @@ FLIGHTREC_HOT_INLINE void CommRecorder::KernelStop(uint64_t seq, uint64_t gpu_ti
     rec::StoreRelaxed(&r->gpu_end_raw, gpu_timer_ns);
   }
   const uint8_t started = rec::LoadRelaxed(&r->channels_started);
-  const uint8_t channels = rec::LoadRelaxed(&r->n_channels);
+  const uint8_t channels = rec::RecordByte(r, offsetof(format::Record, n_channels));
   const bool done = stopped >= (channels > started ? channels : started);
   if (done) rec::AdvanceState(r, format::kOpDone);
   // As in KernelStart: a timed stop is dated by its GPU timer (gpu_end_raw,

@@ -12,6 +12,7 @@
 #include "recorder/clock.h"
 #include "recorder/file_util.h"
 #include "recorder/log.h"
+#include "recorder/record_copy.h"
 #include "recorder/testpoint.h"
 
 namespace flightrec {
@@ -117,9 +118,30 @@ void CopyLiveImage(const unsigned char* src, unsigned char* dst, uint64_t size) 
   uint64_t* d = reinterpret_cast<uint64_t*>(dst);
   const uint64_t words = size / 8;  // spans are multiples of 8 bytes
   for (uint64_t i = 0; i < words; ++i) d[i] = LoadRelaxed(&s[i]);
-  // Pairs with the release fence in CommRecorder::BeginOp: a record whose
-  // payload we copied from a newer lap also shows its commit reset to 0.
-  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+}
+
+uint64_t CopyRingImage(const RingMapping& ring, unsigned char* image) {
+  const RingLayout& l = ring.layout;
+  // Header and region table first: the copied heads bound what is read.
+  CopyLiveImage(ring.base, image, l.records_offset);
+  const unsigned char* table = image + l.region_table_offset;
+  const uint64_t region_bytes = l.region_capacity * format::kRecordSize;
+  uint64_t changed = 0;
+  for (uint32_t r = 0; r < l.max_regions; ++r) {
+    if (r == l.max_regions / 2) FLIGHTREC_TESTPOINT(during_seal);  // once per seal
+    const uint64_t off = l.records_offset + r * region_bytes;
+    // Record by record with the slot protocol's re-check (record_copy.h): a
+    // record that changed while copied keeps commit 0 in the image, so the
+    // reader counts it torn. Copying it again would not help: the new lap's
+    // sequence is at or past the head copied above, outside the window the
+    // reader accepts for this image.
+    changed += CopyLiveRecords(reinterpret_cast<const format::Record*>(ring.base + off),
+                               reinterpret_cast<format::Record*>(image + off),
+                               UsedRecordBytes(table, r, l.region_capacity) / format::kRecordSize);
+  }
+  const uint64_t end = l.records_offset + l.max_regions * region_bytes;
+  if (end < l.file_size) CopyLiveImage(ring.base + end, image + end, l.file_size - end);
+  return changed;
 }
 
 DumpWriter::~DumpWriter() { ZSTD_freeCCtx(cctx_); }
@@ -138,17 +160,7 @@ void DumpWriter::Init(const RingMapping* ring, const Config* cfg, const char* ho
 bool DumpWriter::SealInto(unsigned char* image, format::DumpReason reason, const char* detail,
                           const char* path, char* err, size_t err_len) {
   const RingLayout& l = ring_->layout;
-  // Header and region table first: the copied heads bound what is read.
-  CopyLiveImage(ring_->base, image, l.records_offset);
-  const unsigned char* table = image + l.region_table_offset;
-  const uint64_t region_bytes = l.region_capacity * format::kRecordSize;
-  for (uint32_t r = 0; r < l.max_regions; ++r) {
-    if (r == l.max_regions / 2) FLIGHTREC_TESTPOINT(during_seal);  // once per seal
-    const uint64_t off = l.records_offset + r * region_bytes;
-    CopyLiveImage(ring_->base + off, image + off, UsedRecordBytes(table, r, l.region_capacity));
-  }
-  const uint64_t end = l.records_offset + l.max_regions * region_bytes;
-  if (end < l.file_size) CopyLiveImage(ring_->base + end, image + end, l.file_size - end);
+  CopyRingImage(*ring_, image);
   auto* h = reinterpret_cast<format::FileHeader*>(image);
   h->file_kind = format::kFileKindDump;
   h->dump_reason = reason;

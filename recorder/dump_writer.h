@@ -2,8 +2,10 @@
 // records) taken while writers run, marked file_kind = kFileKindDump with the
 // dump_* fields filled in the COPY, compressed as one zstd frame (level 1,
 // content checksum, content size) and published atomically as
-// `<dumpdir>/flightrec-<job>-<host>-<pid>-<seq>.frdump`. Validation of the
-// copied records is the reader's job (commit words + checksums).
+// `<dumpdir>/flightrec-<job>-<host>-<pid>-<seq>.frdump`. Records are copied
+// with the reader side of the slot protocol (record_copy.h): one that changed
+// while it was copied is stored with commit 0. Validation of the copied
+// records is the reader's job (commit words + checksums).
 //
 // The copy goes into fresh zeroed memory on 2 MB pages (few page faults):
 // header and region table first, then only the slots each region's copied
@@ -66,9 +68,15 @@ class DumpWriter {
 };
 
 // Copies `size` bytes (a multiple of 8) of a live image with relaxed 8-byte
-// loads (writers may be storing concurrently; torn records are caught by the
-// reader).
+// loads (writers may be storing concurrently). For the header, the region
+// table and the tail; records go through CopyLiveRecords (record_copy.h).
 void CopyLiveImage(const unsigned char* src, unsigned char* dst, uint64_t size);
+
+// The seal's copy of the live ring into `image` (file_size zeroed bytes):
+// header and region table, then each region's claimed slots record by record
+// (CopyLiveRecords). Returns how many records changed while they were copied
+// (stored with commit 0).
+uint64_t CopyRingImage(const RingMapping& ring, unsigned char* image);
 
 }  // namespace rec
 }  // namespace flightrec

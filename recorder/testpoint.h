@@ -4,7 +4,9 @@
 // stop or kill the writer at a known instruction.
 //
 // Points: after_claim, mid_payload, before_commit, during_wrap (first claim of
-// a new lap), during_seal (dump copy).
+// a new lap), during_seal (dump copy), mid_record_copy (a live reader has
+// copied a record's commit and immutable words, not yet its progress words:
+// record_copy.h; the kill test does not use it).
 #ifndef FLIGHTREC_RECORDER_TESTPOINT_H_
 #define FLIGHTREC_RECORDER_TESTPOINT_H_
 

@@ -14,6 +14,7 @@
 #include "recorder/atomics.h"
 #include "recorder/clock.h"
 #include "recorder/log.h"
+#include "recorder/record_copy.h"
 
 namespace flightrec {
 namespace rec {
@@ -177,27 +178,32 @@ void Watchdog::ScanRegion(uint32_t r, uint64_t now) {
   if (head > cap && c.next < head - cap) c.next = head - cap;  // overwritten
   const format::Record* records = ctx_.ring->records(r);
   for (uint64_t budget = kScanBudget; budget > 0 && c.next < head; --budget) {
-    const format::Record* rec = &records[c.next & (cap - 1)];
-    // Pairs with the release store of commit in CommRecorder::BeginOp.
-    const uint64_t commit = __atomic_load_n(&rec->commit, __ATOMIC_ACQUIRE);
+    // The record is judged on a private copy taken with the slot protocol's
+    // re-check (record_copy.h), so its state, times and identity all belong
+    // to one lap: a slot reclaimed while it was copied never pairs a new
+    // lap's state with the old lap's t_enqueue_ns.
+    format::Record copy;
+    const format::Record* rec = &copy;
+    const uint64_t commit = CopyLiveRecord(&records[c.next & (cap - 1)], &copy);
     if (commit > c.next + 1) {  // a newer lap took the slot
       ++c.next;
       continue;
     }
-    if (commit != c.next + 1) return;  // claim in progress: next poll
+    // A claim in progress, or the slot changed while copied: next poll.
+    if (commit != c.next + 1) return;
     // Graph-captured ops are judged like eager ones: where completion is
     // reported (KernelCh, or network proxy ops) NCCL starts a replayed op's
     // Coll/P2p event when the stream reaches it, every replay, so its
     // enqueue time is the replay's (profiler-api.md c.9). Only plans with
     // no proxy ops are recorded once at capture, and those comms report no
     // completion, so the check below leaves them alone.
-    if (LoadRelaxed(&rec->state) == format::kOpDone) {
+    if (rec->state == format::kOpDone) {
       ++c.next;
       continue;
     }
     // The oldest op not done. Judge it only where completion is reported.
     if ((LoadRelaxed(&d->flags) & format::kRegionCompletionTracked) == 0) return;
-    const uint64_t t0 = LoadRelaxed(&rec->t_enqueue_ns);
+    const uint64_t t0 = rec->t_enqueue_ns;
     if (now > t0 && now - t0 > ctx_.cfg->timeout_ns && c.reported != c.next) {
       c.reported = c.next;
       OnStuck(r, rec, c.next, now);

@@ -2,6 +2,10 @@
 
 #include <stddef.h>
 
+#include <atomic>
+
+#include "analyzer/reader/byte_buffer.h"
+#include "analyzer/reader/file_read.h"
 #include "analyzer/reader/record_buffers.h"
 #include "flightrec/record_format.h"
 #include "flightrec/record_names.h"
@@ -118,21 +122,71 @@ void CopyIdentity(BoundedView desc_view, const RegionDesc& d, const ImageLayout&
   for (size_t i = 0; i < comm->drops.size(); ++i) comm->drops[i] = d.drops[i];
 }
 
+// A live region's slots [0, n) read twice more from its file after the
+// image (LiveFile): `data`, then `after`. Either view is empty when the read
+// failed or came up short (the file shrank): its slots then count as torn.
+struct LiveSlots {
+  BoundedView data;
+  BoundedView after;
+};
+
+LiveSlots RereadSlots(const LiveFile& live, uint64_t offset, uint64_t n) {
+  // Reused by every region this thread reads, like the image buffers.
+  thread_local ByteBuffer data_buf;
+  thread_local ByteBuffer after_buf;
+  const uint64_t len = n * format::kRecordSize;  // n <= capacity: bounded by the file size
+  LiveSlots out;
+  std::string error;
+  uint64_t done = 0;
+  data_buf.Resize(static_cast<size_t>(len));
+  after_buf.Resize(static_cast<size_t>(len));
+  // The image's read of these slots (the first commit) is done before the
+  // reads below start. Pairs with the release store of commit in
+  // CommRecorder::BeginOp (the first commit is the reader's acquire).
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (!PreadFully(live.fd, offset, data_buf.data(), len, &done, &error) || done != len) return out;
+  // The data read is done before the commits are read again. Pairs with the
+  // release fence in CommRecorder::BeginOp.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (!PreadFully(live.fd, offset, after_buf.data(), len, &done, &error) || done != len) return out;
+  out.data = BoundedView{data_buf.data(), static_cast<size_t>(len)};
+  out.after = BoundedView{after_buf.data(), static_cast<size_t>(len)};
+  return out;
+}
+
 // The slot-state-machine check of record_format.h: commit == seq + 1 and the
-// checksum (seeded with seq) over the immutable part.
+// checksum (seeded with seq) over the immutable part; for a live ring also
+// the same commit in the two re-reads (LiveFile), the record then being
+// taken from the first re-read.
 void ReadRecords(BoundedView image, const ImageLayout& layout, uint32_t index, uint64_t head,
-                 CommSnapshot* comm, uint64_t* bad_enums) {
+                 const LiveFile* live, CommSnapshot* comm, uint64_t* bad_enums, uint64_t* changed) {
   uint64_t first = head > layout.capacity ? head - layout.capacity : 0;
   comm->overwritten = first;
   comm->records = TakeRecordBuffer(static_cast<size_t>(head - first));  // <= capacity
   uint64_t region_base =
       layout.records_offset + uint64_t{index} * layout.capacity * format::kRecordSize;
+  const uint64_t used = head < layout.capacity ? head : layout.capacity;
+  LiveSlots reread;
+  if (live != nullptr && used > 0) reread = RereadSlots(*live, region_base, used);
   for (uint64_t seq = first; seq < head; ++seq) {
-    uint64_t off = region_base + (seq & (layout.capacity - 1)) * format::kRecordSize;
+    const uint64_t slot_off = (seq & (layout.capacity - 1)) * format::kRecordSize;
     BoundedView rec_view;
     Record rec;
-    if (!image.Sub(off, format::kRecordSize, &rec_view) || !rec_view.Read(0, &rec) ||
-        rec.commit != seq + 1 || format::RecordChecksum(rec_view.data, seq) != rec.checksum) {
+    if (!image.Sub(region_base + slot_off, format::kRecordSize, &rec_view) ||
+        !rec_view.Read(0, &rec) || rec.commit != seq + 1) {
+      ++comm->torn;
+      continue;
+    }
+    if (live != nullptr) {
+      uint64_t after = 0;
+      if (!reread.data.Sub(slot_off, format::kRecordSize, &rec_view) || !rec_view.Read(0, &rec) ||
+          !reread.after.Read(slot_off, &after) || rec.commit != seq + 1 || after != seq + 1) {
+        ++*changed;
+        ++comm->torn;
+        continue;
+      }
+    }
+    if (format::RecordChecksum(rec_view.data, seq) != rec.checksum) {
       ++comm->torn;
       continue;
     }
@@ -143,7 +197,8 @@ void ReadRecords(BoundedView image, const ImageLayout& layout, uint32_t index, u
 }  // namespace
 
 RegionOutcome ReadRegion(BoundedView image, const ImageLayout& layout, uint32_t index,
-                         CommSnapshot* comm, std::vector<std::string>* warnings) {
+                         CommSnapshot* comm, std::vector<std::string>* warnings,
+                         const LiveFile* live) {
   BoundedView desc_view;
   RegionDesc d;
   uint64_t desc_off = layout.table_offset + uint64_t{index} * format::kRegionDescSize;
@@ -171,14 +226,17 @@ RegionOutcome ReadRegion(BoundedView image, const ImageLayout& layout, uint32_t 
   CopyIdentity(desc_view, d, layout, comm);
   comm->head = head;
   uint64_t bad_enums = 0;
-  ReadRecords(image, layout, index, head, comm, &bad_enums);
+  uint64_t changed = 0;
+  ReadRecords(image, layout, index, head, live, comm, &bad_enums, &changed);
   if (bad_enums > 0) {
     warnings->push_back(RegionPrefix(index) + std::to_string(bad_enums) +
                         " out-of-range enum values in valid records, shown as Unknown");
   }
   if (comm->torn > 0) {
-    warnings->push_back(RegionPrefix(index) + std::to_string(comm->torn) +
-                        " torn or in-flight records skipped");
+    std::string line =
+        RegionPrefix(index) + std::to_string(comm->torn) + " torn or in-flight records skipped";
+    if (changed > 0) line += " (" + std::to_string(changed) + " changed while the file was read)";
+    warnings->push_back(line);
   }
   return RegionOutcome::kRead;
 }

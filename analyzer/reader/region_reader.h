@@ -19,6 +19,17 @@ namespace reader_internal {
 // ops/s); it is clamped, with a warning, before any arithmetic on it.
 constexpr uint64_t kMaxPlausibleHead = 1ULL << 48;
 
+// The live ring file an image was just read from (pread, never mmap). The
+// reader then applies the slot protocol's re-check to each region: it reads
+// the region's records twice more from the file and returns a record only
+// when its commit word is s + 1 in all three reads (the image's, which came
+// before, the data read and the one after). A record that changed meanwhile
+// was being reclaimed by a newer lap: counted torn, never returned. Dumps
+// are immutable images and need no re-check.
+struct LiveFile {
+  int fd = -1;
+};
+
 enum class RegionOutcome {
   kFree,     // state kRegionFree: nothing to read
   kRead,     // *comm filled
@@ -26,9 +37,11 @@ enum class RegionOutcome {
 };
 
 // Reads region `index`. Valid records are appended in ascending slot order;
-// slots that fail the commit or checksum test are counted in comm->torn.
+// slots that fail the commit or checksum test (or, with `live`, the re-check
+// against the file) are counted in comm->torn.
 RegionOutcome ReadRegion(BoundedView image, const ImageLayout& layout, uint32_t index,
-                         CommSnapshot* comm, std::vector<std::string>* warnings);
+                         CommSnapshot* comm, std::vector<std::string>* warnings,
+                         const LiveFile* live = nullptr);
 
 }  // namespace reader_internal
 }  // namespace flightrec

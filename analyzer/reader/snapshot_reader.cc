@@ -9,6 +9,7 @@
 
 #include "analyzer/reader/bounded_view.h"
 #include "analyzer/reader/byte_buffer.h"
+#include "analyzer/reader/file_read.h"
 #include "analyzer/reader/image_header.h"
 #include "analyzer/reader/region_reader.h"
 #include "analyzer/reader/zstd_image.h"
@@ -28,31 +29,13 @@ ReadResult Fail(const std::string& name, const std::string& problem) {
 
 std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
-// Reads up to `size` bytes from the start of the file with pread, retrying
-// EINTR; *done is how many arrived (fewer when the file shrank meanwhile).
-bool ReadPrefix(int fd, uint8_t* dst, uint64_t size, uint64_t* done, std::string* error) {
-  *done = 0;
-  while (*done < size) {
-    ssize_t n =
-        pread(fd, dst + *done, static_cast<size_t>(size - *done), static_cast<off_t>(*done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      *error = Errno("read failed");
-      return false;
-    }
-    if (n == 0) break;
-    *done += static_cast<uint64_t>(n);
-  }
-  return true;
-}
-
 // Reads the whole file. A file that shrinks while we read yields the bytes
 // that were there (the parser then reports it as truncated); one that grows
 // is read up to its size at fstat time.
 bool ReadWholeFile(int fd, uint64_t size, reader_internal::ByteBuffer* out, std::string* error) {
   out->Resize(static_cast<size_t>(size));
   uint64_t done = 0;
-  const bool ok = ReadPrefix(fd, out->data(), size, &done, error);
+  const bool ok = reader_internal::PreadFully(fd, 0, out->data(), size, &done, error);
   out->Resize(static_cast<size_t>(done));
   return ok;
 }
@@ -68,7 +51,7 @@ bool StartsLikeOurs(const uint8_t* head, uint64_t n) {
 
 // Parses an uncompressed image already in memory.
 ReadResult ParseImage(BoundedView image, const std::string& name, const ReadLimits& limits,
-                      ProcessSnapshot snapshot) {
+                      ProcessSnapshot snapshot, const reader_internal::LiveFile* live) {
   ImageLayout layout;
   std::string error;
   if (!reader_internal::ParseHeader(image, limits.max_image_size, &snapshot, &layout, &error)) {
@@ -76,7 +59,7 @@ ReadResult ParseImage(BoundedView image, const std::string& name, const ReadLimi
   }
   for (uint32_t i = 0; i < layout.max_regions; ++i) {
     CommSnapshot comm;
-    if (reader_internal::ReadRegion(image, layout, i, &comm, &snapshot.warnings) ==
+    if (reader_internal::ReadRegion(image, layout, i, &comm, &snapshot.warnings, live) ==
         RegionOutcome::kRead) {
       snapshot.comms.push_back(std::move(comm));
     }
@@ -87,10 +70,9 @@ ReadResult ParseImage(BoundedView image, const std::string& name, const ReadLimi
   return r;
 }
 
-}  // namespace
-
-ReadResult ReadSnapshotBytes(const uint8_t* data, size_t size, const std::string& name,
-                             const ReadLimits& limits) {
+// ReadSnapshotBytes; `live` is the ring file the bytes were read from, if any.
+ReadResult ReadImageBytes(const uint8_t* data, size_t size, const std::string& name,
+                          const ReadLimits& limits, const reader_internal::LiveFile* live) {
   BoundedView bytes{data, data == nullptr ? 0 : size};
   ProcessSnapshot snapshot;
   snapshot.path = name;
@@ -99,7 +81,7 @@ ReadResult ReadSnapshotBytes(const uint8_t* data, size_t size, const std::string
       return Fail(name, std::to_string(bytes.size) + " bytes exceeds the limit of " +
                             std::to_string(limits.max_image_size));
     }
-    return ParseImage(bytes, name, limits, std::move(snapshot));
+    return ParseImage(bytes, name, limits, std::move(snapshot), live);
   }
   // Reused by every file this thread reads (see DecompressImage); the
   // parsed snapshot copies what it keeps, so nothing points into it.
@@ -112,7 +94,16 @@ ReadResult ReadSnapshotBytes(const uint8_t* data, size_t size, const std::string
   }
   snapshot.compressed = true;
   snapshot.compressed_size = bytes.size;
-  return ParseImage(BoundedView{image.data(), image_size}, name, limits, std::move(snapshot));
+  // A dump is an immutable image: nothing to re-check against its file.
+  return ParseImage(BoundedView{image.data(), image_size}, name, limits, std::move(snapshot),
+                    nullptr);
+}
+
+}  // namespace
+
+ReadResult ReadSnapshotBytes(const uint8_t* data, size_t size, const std::string& name,
+                             const ReadLimits& limits) {
+  return ReadImageBytes(data, size, name, limits, nullptr);
 }
 
 ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits) {
@@ -131,7 +122,7 @@ ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits) {
     error = Errno("cannot stat");
   } else if (!S_ISREG(st.st_mode)) {
     error = "not a regular file";
-  } else if (!ReadPrefix(fd, head, sizeof(head), &head_size, &error)) {
+  } else if (!reader_internal::PreadFully(fd, 0, head, sizeof(head), &head_size, &error)) {
     // error says why
   } else if (!StartsLikeOurs(head, head_size)) {
     // Judged on its first bytes, whatever its size: the directories given to
@@ -143,10 +134,17 @@ ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits) {
   } else {
     read_ok = ReadWholeFile(fd, static_cast<uint64_t>(st.st_size), &bytes, &error);
   }
+  if (foreign || !read_ok) {
+    close(fd);
+    if (foreign) return ReadSnapshotBytes(head, head_size, path, limits);  // names the magic
+    return Fail(path, error);
+  }
+  // The file stays open while it is parsed: a ring's records are re-checked
+  // against it (region_reader.h, LiveFile).
+  const reader_internal::LiveFile live{fd};
+  ReadResult r = ReadImageBytes(bytes.data(), bytes.size(), path, limits, &live);
   close(fd);
-  if (foreign) return ReadSnapshotBytes(head, head_size, path, limits);  // names the magic
-  if (!read_ok) return Fail(path, error);
-  return ReadSnapshotBytes(bytes.data(), bytes.size(), path, limits);
+  return r;
 }
 
 const char* DescribeFileKind(const ProcessSnapshot& snapshot) {

@@ -54,25 +54,50 @@
 //
 // One Record per collective or p2p operation. Its slot sequence is
 // RegionDesc::head at claim time (fetch_add). Bytes [8, 80) are immutable
-// once committed; bytes [80, 128) are mutable progress words, each one an
-// independent naturally aligned atomic that only moves forward.
+// once committed (the checksum field included; what the checksum covers is
+// stated once, at RecordChecksum); bytes [80, 128) are mutable progress
+// words, each field an independent naturally aligned atomic that only moves
+// forward within its lap.
 //
 //   commit == 0 ............ slot never written, or a claim is in progress
 //   commit == seq + 1 ...... the immutable part for slot sequence `seq` is
 //                            complete and `checksum` covers it
 //
-//   writer (launch thread, Coll/P2p start):
+// Access sizes: words 0..14 (bytes [0, 120)) are only ever accessed as
+// 8-byte atomics, the one-byte fields of word 15 (state and the four
+// counters) only as 1-byte atomics; reserved is never written.
+//
+//   writer (launch thread, Coll/P2p start: CommRecorder::BeginOp):
 //     seq = head.fetch_add(1, relaxed)
 //     commit.store(0, relaxed); release fence      -- invalidates the old lap
-//     fill bytes [8, 128); checksum last
+//     words 1..9 (bytes [8, 80)), the checksum computed over them first and
+//       stored in word 9; words 10..14 = 0; the counters of word 15 = 0,
+//       then state = kOpEnqueued                   -- all relaxed
 //     commit.store(seq + 1, release)               -- publishes
 //   progress writers (launch thread at Coll stop; proxy thread at KernelCh,
 //   ProxyOp, ProxyStep events) first check commit == seq + 1 (acquire) for the
 //   slot sequence their handle names, and count kDropStaleHandle otherwise.
 //
-//   reader: for each slot sequence s in [max(0, head - capacity), head):
-//     c = commit (acquire); if c != s + 1 -> torn (claimed, not published) or
-//     overwritten-in-flight; else verify checksum -> valid or torn.
+//   reader of a live image, for each record (the dump copy and the watchdog:
+//   recorder/record_copy.h):
+//     c1 = commit (acquire)
+//     copy words 1..15
+//     acquire fence                                -- pairs with the writer's
+//     c2 = commit                                  -- release fence
+//     c1 != c2 -> the slot was reclaimed while copied: the copy is torn (a
+//                 dump stores it with commit 0)
+//   The progress words are covered by this re-check (there is no per-lap
+//   tag): a new lap's writer resets commit and fences before it touches any
+//   word of the slot. A reader of a ring FILE (`flightrec show`, `analyze`:
+//   analyzer/reader/region_reader.h) does the same with pread: c1 from its
+//   read of the whole file, the record from a second read of the region, c2
+//   from a third; the record is used only when all three commits agree.
+//
+//   reader, then, for each slot sequence s in [max(0, head - capacity), head)
+//   of an image (a dump, or the copy above):
+//     c = commit; if c != s + 1 -> torn (claimed, not published) or
+//     overwritten; else verify the checksum -> valid or torn.
+//   A dump is an immutable image: reading it needs this step only.
 //
 // A SIGKILL at any instruction therefore costs at most the one record whose
 // claim was in progress, and the reader reports it as torn, never as data.
@@ -427,8 +452,7 @@ struct Record {
   uint8_t n_warps;
   uint8_t flags;      // RecordFlag
   uint8_t type_size;  // bytes per element (0 unknown)
-  uint32_t checksum;  // RecordChecksum() of bytes [0, 76) with the
-                      // commit word taken as seq + 1
+  uint32_t checksum;  // RecordChecksum(record, seq): see there for its range
   // Mutable progress words (each monotonic, independent).
   uint64_t t_enqueued_ns;       // Coll/P2p stop: NCCL finished enqueueing
   uint64_t gpu_start_raw;       // min KernelCh start timer (GPU ns), 0 none
@@ -476,13 +500,21 @@ static_assert(offsetof(Record, proxy_ops_stopped) == 124, "");
 static_assert(offsetof(Record, reserved) == 125, "");
 
 constexpr uint32_t kRecordImmutableBegin = 8;   // after commit
-constexpr uint32_t kRecordChecksumOffset = 76;  // checksum covers [8, 76)
+constexpr uint32_t kRecordChecksumOffset = 76;  // offsetof(Record, checksum)
 
-// Checksum of a record's immutable part: a 64-bit multiply-xorshift mix of
-// the nine little-endian 8-byte words in [8, 80), with the checksum field's
-// four bytes taken as zero, seeded with the slot sequence so that a record
-// left over from another lap (or copied to another slot) does not verify.
-// Nine multiply-xorshift rounds: a few ns on the hot path, and any torn or
+// Checksum of a record's immutable part. This is the one statement of its
+// range: it covers bytes [8, 76) (op_index through type_size), neither the
+// commit word nor the checksum field nor any progress word. It is seeded
+// with the slot sequence, but the seed enters by XOR with op_index, the
+// first word mixed, so where op_index equals the slot sequence (a
+// communicator with collectives only) the seed cancels: the checksum then
+// does not tell two laps' records apart, and a copy holding the old lap's
+// op_index with the new lap's other words verifies. Telling laps apart is
+// the commit word's job (and the re-check's, for a live image). Computed as
+// a 64-bit multiply-xorshift mix of the nine 8-byte words in [8, 80), loaded
+// in host byte order, with the checksum field's four bytes masked out (the
+// mask is the high half of the word at 72, i.e. bytes [76, 80) on a
+// little-endian host): nine rounds, a few ns on the hot path, and any
 // flipped word changes the result.
 inline uint32_t RecordChecksum(const unsigned char* rec, uint64_t slot_seq) {
   uint64_t h = 0x9e3779b97f4a7c15ULL ^ slot_seq;

@@ -253,7 +253,7 @@ void BM_SealParts(benchmark::State& state) {
   double copy_s = 0, zstd_s = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
-    rec::CopyLiveImage(g_ring.base, image.data(), size);
+    rec::CopyRingImage(g_ring, image.data());
     const auto t1 = std::chrono::steady_clock::now();
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "flightrec/record_format.h"
+#include "flightrec/record_names.h"
 #include "plugin/enum_map.h"
 #include "plugin/handle.h"
 
@@ -114,6 +115,41 @@ TEST(EnumMapTest, ReusedPointerIsLookedUpAgain) {
   std::snprintf(buf, sizeof(buf), "AllReduce");
   EXPECT_EQ(MapName(NameKind::kFunc, buf), format::kFuncAllReduce);
   EXPECT_EQ(MapName(NameKind::kFunc, buf), format::kFuncAllReduce);
+}
+
+// The freed-and-reused case the cache's key exists for: a buffer that held
+// one datatype name and now holds another. Every datatype name starts with
+// the same characters ("nccl"), so only a key that looks past them can
+// notice (a first-character check mapped ncclFloat32 to ncclInt8's code).
+TEST(EnumMapTest, ReusedPointerWithAnotherDatatypeNameIsNotMappedToTheOldCode) {
+  char* buf = new char[16];
+  std::snprintf(buf, 16, "ncclInt8");
+  EXPECT_EQ(MapName(NameKind::kDataType, buf), format::kTypeInt8);
+  EXPECT_EQ(MapName(NameKind::kDataType, buf), format::kTypeInt8);  // cached
+  std::snprintf(buf, 16, "ncclFloat32");
+  EXPECT_EQ(MapName(NameKind::kDataType, buf), format::kTypeFloat32);
+  std::snprintf(buf, 16, "ncclFloat8e5m2");
+  EXPECT_EQ(MapName(NameKind::kDataType, buf), format::kTypeFloat8e5m2);
+  std::snprintf(buf, 16, "ncclFloat8e4m3");
+  EXPECT_EQ(MapName(NameKind::kDataType, buf), format::kTypeFloat8e4m3);
+  delete[] buf;
+}
+
+// The key (length and last character) tells every name of a kind from every
+// other, so the test above holds for any pair, not just the ones it tries.
+TEST(EnumMapTest, EveryNameOfAKindHasItsOwnKey) {
+  auto distinct = [](const char* const* names, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = i + 1; j < n; ++j) {
+        EXPECT_NE(detail::NameKey(names[i]), detail::NameKey(names[j]))
+            << names[i] << " / " << names[j];
+      }
+    }
+  };
+  distinct(format::kFuncNames, format::kNumFuncs);
+  distinct(format::kDataTypeNames, format::kNumDataTypes);
+  distinct(format::kAlgoNames, format::kNumAlgos);
+  distinct(format::kProtoNames, format::kNumProtos);
 }
 
 // Pointers with the same home slot probe on and stay distinct; the names of

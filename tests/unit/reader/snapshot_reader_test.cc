@@ -1,13 +1,17 @@
 #include "analyzer/reader/snapshot_reader.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "analyzer/reader/image_header.h"
+#include "analyzer/reader/region_reader.h"
 #include "tests/unit/reader/image_builder.h"
 #include "tests/unit/reader/snapshot_invariants.h"
 
@@ -328,6 +332,112 @@ TEST(SnapshotReaderTest, ReadsRingAndDumpFilesFromDisk) {
   EXPECT_TRUE(d.snapshot.is_dump);
   EXPECT_TRUE(d.snapshot.compressed);
   EXPECT_EQ(d.snapshot.dump_sequence, 3u);
+}
+
+// The live-ring re-check (region_reader.h, LiveFile), driven directly: the
+// image is what the first read of a ring returned, the file is the ring as
+// the re-reads find it. Slot 0 of a 4-slot region: op 0 finished, and
+// while the first read copied it, op 4 reclaimed the slot, so the image holds
+// op 0's commit and immutable words with op 4's reset progress words.
+struct LiveCase {
+  std::vector<uint8_t> first_read;
+  std::vector<uint8_t> file_now;
+};
+
+LiveCase ReclaimedDuringTheFirstRead() {
+  ImageBuilder b(1, 4);
+  b.Claim(0, 7, 0, 2, "c");
+  for (uint64_t i = 0; i < 4; ++i) {
+    format::Record r = ImageBuilder::Coll(i, 10 + i);
+    r.state = format::kOpDone;
+    r.channels_started = r.channels_stopped = 2;
+    b.Append(0, r);
+  }
+  LiveCase out;
+  format::Record op0 = b.Slot(0, 0);
+  // The first read: op 0's commit and immutable words, op 4's new progress.
+  format::Record& mixed = b.Slot(0, 0);
+  memset(reinterpret_cast<uint8_t*>(&mixed) + 80, 0, 48);
+  mixed.state = format::kOpEnqueued;
+  out.first_read = b.Bytes();
+  // The file afterwards: op 4 owns the slot.
+  b.Slot(0, 0) = op0;
+  b.Append(0, ImageBuilder::Coll(4, 14));
+  out.file_now = b.Bytes();
+  return out;
+}
+
+// Reads region 0 of `image` (re-checked against `file` when given).
+CommSnapshot ReadRegion0(const std::vector<uint8_t>& image, const TempFile* file,
+                         std::vector<std::string>* warnings) {
+  BoundedView view{image.data(), image.size()};
+  ProcessSnapshot snap;
+  reader_internal::ImageLayout layout;
+  std::string error;
+  EXPECT_TRUE(reader_internal::ParseHeader(view, format::kMaxFileSize, &snap, &layout, &error))
+      << error;
+  CommSnapshot comm;
+  int fd = file != nullptr ? open(file->path().c_str(), O_RDONLY) : -1;
+  const reader_internal::LiveFile live{fd};
+  EXPECT_EQ(reader_internal::ReadRegion(view, layout, 0, &comm, warnings,
+                                        file != nullptr ? &live : nullptr),
+            reader_internal::RegionOutcome::kRead);
+  if (fd >= 0) close(fd);
+  return comm;
+}
+
+TEST(LiveRingTest, ARecordReclaimedWhileTheRingWasReadIsTornNotData) {
+  const LiveCase lc = ReclaimedDuringTheFirstRead();
+  std::vector<std::string> warnings;
+  // The first read alone passes every check for op 0 (its checksum covers
+  // only the immutable words) and would show the finished op as enqueued.
+  CommSnapshot alone = ReadRegion0(lc.first_read, nullptr, &warnings);
+  ASSERT_EQ(alone.records.size(), 4u);
+  EXPECT_EQ(alone.records[0].state, format::kOpEnqueued);
+  // Re-checked against the file, op 0 is counted torn and never returned.
+  warnings.clear();
+  TempFile now(lc.file_now);
+  CommSnapshot comm = ReadRegion0(lc.first_read, &now, &warnings);
+  EXPECT_EQ(comm.head, 4u);  // the first read's head: ops 0..3
+  EXPECT_EQ(comm.torn, 1u);
+  ASSERT_EQ(comm.records.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(comm.records[i].slot_seq, i + 1);
+    EXPECT_EQ(comm.records[i].state, format::kOpDone);
+  }
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("1 torn or in-flight records skipped (1 changed while the file "
+                             "was read)"),
+            std::string::npos)
+      << warnings[0];
+}
+
+TEST(LiveRingTest, ARecordThatProgressedBetweenReadsIsTakenFromTheLaterRead) {
+  ImageBuilder b(1, 4);
+  b.Claim(0, 7, 0, 2, "c");
+  b.Append(0, ImageBuilder::Coll(0, 10));  // enqueued
+  const std::vector<uint8_t> first = b.Bytes();
+  b.Slot(0, 0).state = format::kOpDone;  // the same lap moved on
+  b.Slot(0, 0).channels_stopped = 2;
+  TempFile now(b.Bytes());
+  std::vector<std::string> warnings;
+  CommSnapshot comm = ReadRegion0(first, &now, &warnings);
+  EXPECT_EQ(comm.torn, 0u);
+  ASSERT_EQ(comm.records.size(), 1u);
+  EXPECT_EQ(comm.records[0].state, format::kOpDone);
+  EXPECT_TRUE(warnings.empty());
+}
+
+TEST(LiveRingTest, AFileThatShrankAfterTheFirstReadCountsItsSlotsTorn) {
+  ImageBuilder b(1, 4);
+  b.Claim(0, 7, 0, 2, "c");
+  b.Append(0, ImageBuilder::Coll(0, 10));
+  const std::vector<uint8_t> first = b.Bytes();
+  TempFile now(std::vector<uint8_t>(first.begin(), first.begin() + 4096));
+  std::vector<std::string> warnings;
+  CommSnapshot comm = ReadRegion0(first, &now, &warnings);
+  EXPECT_EQ(comm.torn, 1u);
+  EXPECT_TRUE(comm.records.empty());
 }
 
 TEST(SnapshotReaderTest, FileErrorsNameTheFileAndTheProblem) {

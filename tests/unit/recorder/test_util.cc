@@ -151,5 +151,17 @@ bool WaitFor(const std::function<bool()>& pred, double seconds) {
   return pred();
 }
 
+namespace {
+uint64_t Heartbeats(const std::string& dir) {
+  auto img = ReadFile(RingPath(dir));
+  return img.size() >= sizeof(format::FileHeader) ? Header(img)->heartbeat_count : 0;
+}
+}  // namespace
+
+bool WaitPolls(const std::string& dir, uint64_t n) {
+  const uint64_t start = Heartbeats(dir);
+  return WaitFor([&] { return Heartbeats(dir) >= start + n; });
+}
+
 }  // namespace test
 }  // namespace flightrec

@@ -70,6 +70,10 @@ std::string CapturedLog();  // a copy, taken under the capture lock
 // another thread, not a timing assertion).
 bool WaitFor(const std::function<bool()>& pred, double seconds = 30);
 
+// Waits (WaitFor) until the watchdog of the single ring in `dir` has polled
+// `n` more times (its heartbeat_count).
+bool WaitPolls(const std::string& dir, uint64_t n);
+
 }  // namespace test
 }  // namespace flightrec
 

@@ -38,16 +38,7 @@ OpDesc AllReduce() {
   return op;
 }
 
-uint64_t Heartbeats(const test::TempDir& dir) {
-  auto img = test::ReadFile(test::RingPath(dir.path()));
-  return img.size() >= sizeof(format::FileHeader) ? test::Header(img)->heartbeat_count : 0;
-}
-
-// Waits until the watchdog has polled `n` more times.
-bool WaitPolls(const test::TempDir& dir, uint64_t n) {
-  const uint64_t start = Heartbeats(dir);
-  return test::WaitFor([&] { return Heartbeats(dir) >= start + n; });
-}
+bool WaitPolls(const test::TempDir& dir, uint64_t n) { return test::WaitPolls(dir.path(), n); }
 
 // Reads dump number `index` (0-based, sorted by name) and decompresses it.
 std::vector<unsigned char> Dump(const test::TempDir& dir, size_t index) {
