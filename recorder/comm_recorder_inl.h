@@ -40,7 +40,9 @@ inline CommRecorder* LookupComm(uint32_t region_index, uint32_t generation_low8)
 }  // namespace rec
 
 inline uint32_t CommRecorder::region_index() const { return region_index_; }
-inline uint32_t CommRecorder::generation_low8() const { return generation_low8_; }
+inline uint32_t CommRecorder::generation_low8() const {
+  return rec::LoadRelaxed(&generation_low8_);
+}
 inline int32_t CommRecorder::rank() const { return rec::LoadRelaxed(&rank_); }
 inline bool CommRecorder::finalized() const { return rec::LoadRelaxed(&finalized_) != 0; }
 
