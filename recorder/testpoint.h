@@ -4,7 +4,9 @@
 // stop or kill the writer at a known instruction.
 //
 // Points: after_claim, mid_payload, before_commit, during_wrap (first claim of
-// a new lap), during_seal (dump copy).
+// a new lap), during_seal (dump copy), ring_init (ring creation: three hits,
+// after the .init file is created, after its header is written, before the
+// rename).
 #ifndef FLIGHTREC_RECORDER_TESTPOINT_H_
 #define FLIGHTREC_RECORDER_TESTPOINT_H_
 
