@@ -229,6 +229,8 @@ TEST(Watchdog, RequestedDumpsRespectMaxDumpsButNeverTheExitDump) {
               test::ResetEnv(dir.path());
               setenv("NCCL_FLIGHTREC_MAX_DUMPS", "2", 1);
               setenv("NCCL_FLIGHTREC_DUMP_ON_EXIT", "1", 1);
+              setenv("NCCL_FLIGHTREC_RECORDS", "64", 1);  // a small ring, read every poll
+              setenv("NCCL_FLIGHTREC_MAX_COMMS", "1", 1);
               CommRecorder* c = OpenComm(Identity(true), &test::CaptureLog);
               CHILD_CHECK(c != nullptr);
               c->BeginOp(AllReduce());  // pending throughout (the timeout is 120 s)
@@ -271,39 +273,47 @@ TEST(Watchdog, RequestedDumpsRespectMaxDumpsButNeverTheExitDump) {
 // stall and the exit dump were refused.
 TEST(Watchdog, RecoveredStallsGiveTheBudgetBackAndTheExitDumpIsSealed) {
   test::TempDir dir;
-  EXPECT_EQ(RunInChild([&] {
-              test::ResetEnv(dir.path());
-              setenv("NCCL_FLIGHTREC_TIMEOUT_S", "0.1", 1);
-              setenv("NCCL_FLIGHTREC_MAX_DUMPS", "4", 1);
-              setenv("NCCL_FLIGHTREC_DUMP_ON_EXIT", "1", 1);
-              CommRecorder* c = OpenComm(Identity(true), &test::CaptureLog);
-              CHILD_CHECK(c != nullptr);
-              for (size_t stall = 1; stall <= 5; ++stall) {
-                const uint64_t s = c->BeginOp(AllReduce());  // stalls past the timeout
-                CHILD_CHECK(test::WaitFor(
-                    [&] { return test::ListDir(dir.path(), ".frdump").size() == stall; }));
-                c->KernelStart(s, 1);
-                c->KernelStop(s, 2);  // recovers
-                CHILD_CHECK(test::WaitFor([&] {
-                  auto live = test::ReadFile(test::RingPath(dir.path()));
-                  return test::Header(live)->dumps_released == stall;
-                }));
-              }
-              CloseComm(c);
-              auto dumps = test::ListDir(dir.path(), ".frdump");
-              CHILD_CHECK(dumps.size() == 6);
-              for (size_t i = 0; i < 5; ++i) {
-                CHILD_CHECK(test::Header(Dump(dir, i))->dump_reason == format::kDumpTimeout);
-              }
-              CHILD_CHECK(test::Header(Dump(dir, 5))->dump_reason == format::kDumpExit);
-              CHILD_CHECK(test::Header(Dump(dir, 5))->dump_sequence == 6);
-              auto live = test::ReadFile(test::RingPath(dir.path()));
-              CHILD_CHECK(test::Header(live)->dumps_refused == 0);
-              CHILD_CHECK(test::Header(live)->dumps_open == 0);
-              CHILD_CHECK(test::Header(live)->dumps_sealed == 6);
-              return 0;
-            }),
-            0);
+  EXPECT_EQ(
+      RunInChild([&] {
+        test::ResetEnv(dir.path());
+        setenv("NCCL_FLIGHTREC_TIMEOUT_S", "0.1", 1);
+        setenv("NCCL_FLIGHTREC_MAX_DUMPS", "4", 1);
+        setenv("NCCL_FLIGHTREC_DUMP_ON_EXIT", "1", 1);
+        setenv("NCCL_FLIGHTREC_RECORDS", "64", 1);  // a small ring, read every poll
+        setenv("NCCL_FLIGHTREC_MAX_COMMS", "1", 1);
+        CommRecorder* c = OpenComm(Identity(true), &test::CaptureLog);
+        CHILD_CHECK(c != nullptr);
+        size_t stalls_dumped = 0;
+        for (size_t stall = 1; stall <= 5; ++stall) {
+          const uint64_t s = c->BeginOp(AllReduce());  // stalls past the timeout
+          stalls_dumped +=
+              test::WaitFor([&] { return test::ListDir(dir.path(), ".frdump").size() == stall; }, 5)
+                  ? 1
+                  : 0;
+          c->KernelStart(s, 1);
+          c->KernelStop(s, 2);             // recovers
+          CHILD_CHECK(WaitPolls(dir, 3));  // the watchdog sees it done
+        }
+        CloseComm(c);
+        // The exit dump exists: the newest evidence is never refused.
+        auto dumps = test::ListDir(dir.path(), ".frdump");
+        CHILD_CHECK(!dumps.empty());
+        CHILD_CHECK(test::Header(Dump(dir, dumps.size() - 1))->dump_reason == format::kDumpExit);
+        // Each stall had its dump, each recovery gave the budget back.
+        CHILD_CHECK(stalls_dumped == 5);
+        CHILD_CHECK(dumps.size() == 6);
+        for (size_t i = 0; i < 5; ++i) {
+          CHILD_CHECK(test::Header(Dump(dir, i))->dump_reason == format::kDumpTimeout);
+        }
+        CHILD_CHECK(test::Header(Dump(dir, 5))->dump_sequence == 6);
+        auto live = test::ReadFile(test::RingPath(dir.path()));
+        CHILD_CHECK(test::Header(live)->dumps_refused == 0);
+        CHILD_CHECK(test::Header(live)->dumps_open == 0);
+        CHILD_CHECK(test::Header(live)->dumps_released == 5);
+        CHILD_CHECK(test::Header(live)->dumps_sealed == 6);
+        return 0;
+      }),
+      0);
 }
 
 TEST(Watchdog, ExitDumpAndSignalDump) {
