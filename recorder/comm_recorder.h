@@ -18,6 +18,10 @@
 
 namespace flightrec {
 
+namespace rec {
+struct SlabAccess;  // recorder/ring_slab.cc
+}  // namespace rec
+
 // Everything the plugin knows about one collective or p2p op at Coll/P2p
 // start. Strings are already mapped to format:: enums by the plugin.
 struct OpDesc {
@@ -90,6 +94,7 @@ class CommRecorder {
   // --- everything below is the recorder's own ---
  private:
   friend class ProcessRecorder;
+  friend struct rec::SlabAccess;  // owns the objects (lifetime rule: ring_slab.h)
   CommRecorder() = default;
 
   // One parked CollApi/P2pApi call. Fields are accessed with relaxed atomics
@@ -123,9 +128,9 @@ class CommRecorder {
   uint64_t* p2p_counters_ = nullptr;   // [peer * 2 + direction], calloc'd
   uint32_t p2p_peers_ = 0;
   uint32_t region_index_ = 0;
-  uint32_t generation_low8_ = 0;
-  int32_t rank_ = -1;       // relaxed atomic (BindCommIdentity may set it)
-  uint32_t finalized_ = 0;  // relaxed atomic; set by CloseComm
+  uint32_t generation_low8_ = 0;  // relaxed atomic: OpenComm re-arms a reused object
+  int32_t rank_ = -1;             // relaxed atomic (BindCommIdentity may set it)
+  uint32_t finalized_ = 0;        // relaxed atomic; set by CloseComm
   uint32_t identity_bound_ = 0;
   // GPU offset observations not yet added to the header (proxy thread).
   // Its own cache line: the launch thread writes api_next_ and api_.

@@ -53,7 +53,9 @@ inline uint8_t RecordByte(const format::Record* r, size_t record_offset) {
 }  // namespace rec
 
 inline uint32_t CommRecorder::region_index() const { return region_index_; }
-inline uint32_t CommRecorder::generation_low8() const { return generation_low8_; }
+inline uint32_t CommRecorder::generation_low8() const {
+  return rec::LoadRelaxed(&generation_low8_);
+}
 inline int32_t CommRecorder::rank() const { return rec::LoadRelaxed(&rank_); }
 inline bool CommRecorder::finalized() const { return rec::LoadRelaxed(&finalized_) != 0; }
 

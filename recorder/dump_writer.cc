@@ -154,8 +154,48 @@ void DumpWriter::Init(const RingMapping* ring, const Config* cfg, const char* ho
   log_ = log;
   max_dumps_ = cfg->max_dumps;
   sealed_ = 0;
+  incident_dumps_ = 0;
+  open_ = 0;
+  newest_open_ns_ = 0;
   limit_logged_ = false;
 }
+
+bool DumpWriter::Admit(format::DumpReason reason) {
+  if (reason == format::kDumpExit) return true;  // the newest evidence, always
+  const uint64_t lifetime_cap = static_cast<uint64_t>(max_dumps_) * kLifetimeDumpsPerBudget;
+  const bool over_open = open_ >= max_dumps_;
+  if (!over_open && incident_dumps_ < lifetime_cap) return true;
+  format::FileHeader* h = ring_->header();
+  AddRelaxed(&h->dumps_refused, 1u);
+  StoreRelaxed(&h->last_refused_reason, static_cast<uint32_t>(reason));
+  StoreRelaxed(&h->last_refused_mono_ns, ClockNowNs());
+  if (!limit_logged_) {
+    if (over_open) {
+      Logf(log_, kLogWarn,
+           "not sealing a %s dump: NCCL_FLIGHTREC_MAX_DUMPS=%u dumps are open (their ops have "
+           "not completed); further refusals are only counted",
+           ReasonName(reason), max_dumps_);
+    } else {
+      Logf(log_, kLogWarn,
+           "not sealing a %s dump: %u incident dumps sealed, the lifetime cap (%u x "
+           "NCCL_FLIGHTREC_MAX_DUMPS=%u); further refusals are only counted",
+           ReasonName(reason), incident_dumps_, kLifetimeDumpsPerBudget, max_dumps_);
+    }
+    limit_logged_ = true;
+  }
+  return false;
+}
+
+void DumpWriter::ReleaseResolved(uint64_t oldest_pending_ns) {
+  if (open_ == 0 || oldest_pending_ns <= newest_open_ns_) return;
+  format::FileHeader* h = ring_->header();
+  AddRelaxed(&h->dumps_released, open_);
+  open_ = 0;
+  StoreRelaxed(&h->dumps_open, 0u);
+  limit_logged_ = false;  // a later refusal is a new story
+}
+
+void DumpWriter::CountAbsorbed() { AddRelaxed(&ring_->header()->dumps_absorbed, 1u); }
 
 bool DumpWriter::SealInto(unsigned char* image, format::DumpReason reason, const char* detail,
                           const char* path, char* err, size_t err_len) {
@@ -179,14 +219,8 @@ bool DumpWriter::SealInto(unsigned char* image, format::DumpReason reason, const
 
 bool DumpWriter::Seal(format::DumpReason reason, const char* detail, char* path_out,
                       size_t path_len) {
-  if (exhausted()) {
-    if (!limit_logged_) {
-      Logf(log_, kLogWarn, "not sealing a %s dump: NCCL_FLIGHTREC_MAX_DUMPS=%u reached",
-           ReasonName(reason), max_dumps_);
-      limit_logged_ = true;
-    }
-    return false;
-  }
+  if (!Admit(reason)) return false;
+  const uint64_t copy_ns = ClockNowNs();  // ops pending in the image were enqueued before
   char path[kPathMax + 128];
   snprintf(path, sizeof(path), "%s/flightrec-%s-%s-%d-%u.frdump", dump_dir_, job_, host_,
            static_cast<int>(getpid()), sealed_ + 1);
@@ -201,9 +235,15 @@ bool DumpWriter::Seal(format::DumpReason reason, const char* detail, char* path_
     ok = SealInto(image, reason, detail, path, err, sizeof(err));
     UnmapBuffer(image, l.file_size);
   }
-  // Every attempt counts against the limit, so a broken disk cannot make the
-  // watchdog retry forever.
+  // Every incident attempt counts, so a broken disk cannot make the watchdog
+  // retry without bound.
   ++sealed_;
+  if (reason != format::kDumpExit) {
+    ++incident_dumps_;
+    ++open_;
+    newest_open_ns_ = copy_ns;
+    StoreRelaxed(&ring_->header()->dumps_open, open_);
+  }
   if (!ok) {
     Logf(log_, kLogWarn, "%s dump failed: %s", ReasonName(reason), err);
     return false;

@@ -24,7 +24,6 @@ namespace {
 // handle from an earlier load never matches a new communicator.
 uint64_t g_generation = 0;
 constexpr uint32_t kUnknownPeers = 4096;
-constexpr size_t kPointerBytes = sizeof(void*);  // one CommRecorder* per region
 }  // namespace
 
 ProcessRecorder* ProcessRecorder::Start(LogFn log, int api_version) {
@@ -52,23 +51,32 @@ bool ProcessRecorder::Init(LogFn log, int api_version) {
   if (note[0] != '\0') rec::Logf(log, kLogWarn, "%s", note);
   rec::HostName(host_, sizeof(host_));
   char err[rec::kPathMax + 128];
-  comms_ = static_cast<CommRecorder**>(calloc(cfg_.max_comms, kPointerBytes));
-  if (comms_ == nullptr) {
+  // A parked slab of the same layout is recycled (its range mapped over);
+  // else a new one.
+  slab_ = rec::TakeParkedSlab(rec::ComputeLayout(cfg_.max_comms, cfg_.records));
+  unsigned char* at = slab_ != nullptr ? slab_->ring.base : nullptr;
+  if (slab_ == nullptr) slab_ = rec::NewSlab(cfg_.max_comms);
+  if (slab_ == nullptr) {
     rec::Logf(log, kLogWarn, "disabled: out of memory for the region table");
     return false;
   }
-  if (!rec::CreateRingFile(cfg_, host_, &ring_, err, sizeof(err))) {
+  if (!rec::CreateRingFile(cfg_, host_, at, &slab_->ring, err, sizeof(err))) {
     rec::Logf(log, kLogWarn, "disabled: %s", err);
-    free(comms_);
+    if (at != nullptr) {
+      rec::ParkSlab(slab_);  // the range stays mapped (anonymous now)
+    } else {
+      rec::FreeUnmappedSlab(slab_);
+    }
+    slab_ = nullptr;
     return false;
   }
-  ring_.header()->api_version = static_cast<uint32_t>(api_version);
+  rec::StoreRelaxed(&ring().header()->api_version, static_cast<uint32_t>(api_version));
   if (!rec::MakeDirs(cfg_.dump_dir, err, sizeof(err))) {
     rec::Logf(log, kLogWarn, "dumps will fail: %s", err);
   }
-  dumps_.Init(&ring_, &cfg_, host_, log);
+  dumps_.Init(&ring(), &cfg_, host_, log);
   rec::WatchdogContext ctx;
-  ctx.ring = &ring_;
+  ctx.ring = &ring();
   ctx.cfg = &cfg_;
   ctx.dumps = &dumps_;
   ctx.host = host_;
@@ -77,14 +85,14 @@ bool ProcessRecorder::Init(LogFn log, int api_version) {
     rec::Logf(log, kLogWarn, "recording without a watchdog: %s", err);
   }
   if (cfg_.dump_signal != 0) rec::InstallDumpSignal(cfg_.dump_signal, log);
-  format::FileHeader* h = ring_.header();
+  format::FileHeader* h = ring().header();
   for (uint32_t c = 0; c < format::kNumDropCauses; ++c) {
     const uint64_t n = __atomic_exchange_n(&rec::g_pending_drops[c], uint64_t{0}, __ATOMIC_RELAXED);
     rec::AddRelaxed(&h->drops[c], n);
   }
   // Pairs with the acquire load in CountProcessDrop.
   __atomic_store_n(&rec::g_live_header, h, __ATOMIC_RELEASE);
-  rec::Logf(log, kLogInfo, "recording to %s (%u comms x %llu records, timeout %.3f s)", ring_.path,
+  rec::Logf(log, kLogInfo, "recording to %s (%u comms x %llu records, timeout %.3f s)", ring().path,
             cfg_.max_comms, static_cast<unsigned long long>(cfg_.records),
             static_cast<double>(cfg_.timeout_ns) / 1e9);
   return true;
@@ -93,8 +101,8 @@ bool ProcessRecorder::Init(LogFn log, int api_version) {
 int32_t ProcessRecorder::ClaimRegion() const {
   int32_t oldest = -1;
   uint64_t oldest_ns = UINT64_MAX;
-  for (uint32_t r = 0; r < ring_.layout.max_regions; ++r) {
-    const format::RegionDesc* d = ring_.region(r);
+  for (uint32_t r = 0; r < ring().layout.max_regions; ++r) {
+    const format::RegionDesc* d = ring().region(r);
     const uint32_t state = rec::LoadRelaxed(&d->state);
     if (state == format::kRegionFree) return static_cast<int32_t>(r);
     const uint64_t fin = rec::LoadRelaxed(&d->finalize_mono_ns);
@@ -106,26 +114,13 @@ int32_t ProcessRecorder::ClaimRegion() const {
   return oldest;
 }
 
-// Drops the finalized CommRecorder that last used region r. NCCL delivers no
-// event for a communicator after its finalize, and CommByRegion stopped
-// returning it at CloseComm, so nothing can hold it any more.
-void ProcessRecorder::Retire(uint32_t r) {
-  CommRecorder* old = comms_[r];
-  if (old == nullptr) return;
-  // Pairs with the acquire load in CommByRegion.
-  __atomic_store_n(&rec::g_comm_table[r], static_cast<CommRecorder*>(nullptr), __ATOMIC_RELEASE);
-  free(old->p2p_counters_);
-  delete old;
-  comms_[r] = nullptr;
-}
-
 // Zeroes a reused region so no record of the previous generation can pass
 // for one of the new one (its slot sequences restart at 0).
 void ProcessRecorder::ResetRegion(uint32_t r) {
-  format::RegionDesc* d = ring_.region(r);
+  format::RegionDesc* d = ring().region(r);
   rec::StoreRelaxed(&d->state, uint32_t{format::kRegionFree});
-  uint64_t* words = reinterpret_cast<uint64_t*>(ring_.records(r));
-  const uint64_t n = ring_.layout.region_capacity * format::kRecordSize / 8;
+  uint64_t* words = reinterpret_cast<uint64_t*>(ring().records(r));
+  const uint64_t n = ring().layout.region_capacity * format::kRecordSize / 8;
   for (uint64_t i = 0; i < n; ++i) rec::StoreRelaxed(&words[i], uint64_t{0});
   uint64_t* desc_words = reinterpret_cast<uint64_t*>(d);
   for (uint32_t i = 1; i < format::kRegionDescSize / 8; ++i) {
@@ -148,20 +143,20 @@ CommRecorder* ProcessRecorder::OpenComm(const CommIdentity& id, LogFn log) {
     }
     return nullptr;
   }
-  CommRecorder* c = new (std::nothrow) CommRecorder();
+  const uint32_t ri = static_cast<uint32_t>(r);
+  // The region's finalized comm (if any) stops resolving before its object
+  // is re-armed. Pairs with the acquire load in LookupComm.
+  __atomic_store_n(&rec::g_comm_table[ri], static_cast<CommRecorder*>(nullptr), __ATOMIC_RELEASE);
+  // The region's object, kept for the library's lifetime (ring_slab.h).
   const uint32_t peers = id.nranks > 0 ? static_cast<uint32_t>(id.nranks) : kUnknownPeers;
-  uint64_t* counters = static_cast<uint64_t*>(calloc(static_cast<size_t>(peers) * 2, 8));
-  if (c == nullptr || counters == nullptr) {
-    delete c;
-    free(counters);
+  CommRecorder* c = rec::SlabComm(slab_, ri, peers);
+  if (c == nullptr) {
     rec::Logf(log, kLogWarn, "not recording comm 0x%llx: out of memory",
               static_cast<unsigned long long>(id.comm_id));
     return nullptr;
   }
-  const uint32_t ri = static_cast<uint32_t>(r);
-  Retire(ri);
   ResetRegion(ri);
-  format::RegionDesc* d = ring_.region(ri);
+  format::RegionDesc* d = ring().region(ri);
   rec::StoreRelaxed(&d->comm_id, id.comm_id);
   rec::StoreRelaxed(&d->rank, id.rank);
   rec::StoreRelaxed(&d->nranks, id.nranks);
@@ -174,17 +169,19 @@ CommRecorder* ProcessRecorder::OpenComm(const CommIdentity& id, LogFn log) {
   rec::StoreRelaxed(&d->generation, generation);
   rec::StoreRelaxed(&d->init_mono_ns, rec::ClockNowNs());
 
-  c->header_ = ring_.header();
+  // The same values for every comm of this region of this slab: a late
+  // writer of the previous comm reads exactly these (ring_slab.h).
+  c->header_ = ring().header();
   c->desc_ = d;
-  c->records_ = ring_.records(ri);
-  c->mask_ = ring_.layout.region_capacity - 1;
-  c->p2p_counters_ = counters;
-  c->p2p_peers_ = peers;
+  c->records_ = ring().records(ri);
+  c->mask_ = ring().layout.region_capacity - 1;
   c->region_index_ = ri;
-  c->generation_low8_ = static_cast<uint32_t>(generation & 0xff);
-  c->rank_ = id.rank;
+  // Re-armed for this comm (relaxed: a late writer of the previous comm may
+  // read them; LookupComm's generation test then turns its new events away).
+  rec::StoreRelaxed(&c->generation_low8_, static_cast<uint32_t>(generation & 0xff));
+  rec::StoreRelaxed(&c->rank_, id.rank);
   c->identity_bound_ = id.from_init ? 1u : 0u;
-  comms_[ri] = c;
+  rec::StoreRelaxed(&c->finalized_, 0u);
   ++open_comms_;
   // Publishes the region. Pairs with the acquire load of state in the
   // watchdog scan and in readers of the file.
@@ -209,7 +206,7 @@ void ProcessRecorder::BindIdentity(CommRecorder* c, uint64_t comm_id, const char
 
 bool ProcessRecorder::Owns(const CommRecorder* c) const {
   const uint32_t r = c->region_index_;
-  return r < ring_.layout.max_regions && comms_[r] == c;
+  return r < ring().layout.max_regions && slab_->comms[r] == c;
 }
 
 bool ProcessRecorder::CloseComm(CommRecorder* c) {
@@ -219,18 +216,21 @@ bool ProcessRecorder::CloseComm(CommRecorder* c) {
   rec::StoreRelaxed(&d->finalize_mono_ns, rec::ClockNowNs());
   // Pairs with the acquire load of state in the watchdog and readers.
   __atomic_store_n(&d->state, uint32_t{format::kRegionFinalized}, __ATOMIC_RELEASE);
+  // New lookups miss at once. Pairs with the acquire load in LookupComm.
+  __atomic_store_n(&rec::g_comm_table[c->region_index_], static_cast<CommRecorder*>(nullptr),
+                   __ATOMIC_RELEASE);
   --open_comms_;
   return open_comms_ == 0;
 }
 
 void ProcessRecorder::SetApiVersion(int api_version) {
-  uint32_t* field = &ring_.header()->api_version;
+  uint32_t* field = &ring().header()->api_version;
   if (rec::LoadRelaxed(field) == 0) rec::StoreRelaxed(field, static_cast<uint32_t>(api_version));
 }
 
 void ProcessRecorder::CountDrop(format::DropCause cause) {
   const uint32_t c = static_cast<uint32_t>(cause);
-  if (c < format::kNumDropCauses) rec::AddRelaxed(&ring_.header()->drops[c], uint64_t{1});
+  if (c < format::kNumDropCauses) rec::AddRelaxed(&ring().header()->drops[c], uint64_t{1});
 }
 
 void ProcessRecorder::FinishProcess() {
@@ -239,7 +239,7 @@ void ProcessRecorder::FinishProcess() {
   watchdog_.Stop();
   rec::RestoreDumpSignal();
   if (cfg_.dump_on_exit) dumps_.Seal(format::kDumpExit, "process recorder shut down", nullptr, 0);
-  rec::StoreRelaxed(&ring_.header()->process_state, uint32_t{format::kProcessExited});
+  rec::StoreRelaxed(&ring().header()->process_state, uint32_t{format::kProcessExited});
 }
 
 void ProcessRecorder::ExitHandler() { FinishProcess(); }
@@ -251,16 +251,21 @@ void ProcessRecorder::Shutdown() {
                    __ATOMIC_RELEASE);
   FinishProcess();
   rec::RestoreDumpSignal();  // also in a fork child, before we can be unloaded
-  for (uint32_t r = 0; r < ring_.layout.max_regions; ++r) Retire(r);
-  rec::UnmapRing(&ring_);
-  free(comms_);
+  for (uint32_t r = 0; r < ring().layout.max_regions; ++r) {
+    // Pairs with the acquire load in LookupComm.
+    __atomic_store_n(&rec::g_comm_table[r], static_cast<CommRecorder*>(nullptr), __ATOMIC_RELEASE);
+  }
+  // A proxy thread past its lookup may still write through the objects and
+  // the mapping: both are kept until unload (ring_slab.h).
+  rec::ParkSlab(slab_);
+  slab_ = nullptr;
   delete this;
 }
 
 void ProcessRecorder::ForkChild() {
   forked_ = true;
   rec::StoreRelaxed(&rec::g_live_header, static_cast<format::FileHeader*>(nullptr));
-  rec::DetachMapping(&ring_);
+  rec::DetachMapping(&ring());
   watchdog_.ForgetAfterFork();
 }
 

@@ -1,6 +1,7 @@
 // The process recorder: one per process while any communicator is open. It
-// owns the ring file mapping, the region table, the CommRecorders, the dump
-// writer and the watchdog. All its methods are slow path and are called with
+// uses a RingSlab (the ring mapping and the CommRecorders, whose lifetime
+// rule is in ring_slab.h: never freed while the library is loaded) and owns
+// the dump writer and the watchdog. All its methods are slow path and are called with
 // the recorder mutex (recorder.cc) held; the watchdog thread reads the
 // mapping only.
 #ifndef FLIGHTREC_RECORDER_PROCESS_RECORDER_H_
@@ -14,6 +15,7 @@
 #include "recorder/dump_writer.h"
 #include "recorder/recorder.h"
 #include "recorder/ring_file.h"
+#include "recorder/ring_slab.h"
 #include "recorder/watchdog.h"
 
 namespace flightrec {
@@ -42,7 +44,8 @@ class ProcessRecorder {
   void CountDrop(format::DropCause cause);
 
   // Last CloseComm: stop the watchdog, seal the exit dump (if configured),
-  // mark kProcessExited, unmap. Deletes `this`.
+  // mark kProcessExited, park the slab (nothing is unmapped or freed that an
+  // event may still reach: ring_slab.h). Deletes `this`.
   void Shutdown();
   // atexit: as Shutdown but keeps the mapping (other threads may still
   // write) and the object.
@@ -50,7 +53,7 @@ class ProcessRecorder {
   // pthread_atfork child: never touch the parent's file again.
   void ForkChild();
 
-  const char* ring_path() const { return ring_.path; }
+  const char* ring_path() const { return slab_->ring.path; }
 
  private:
   ProcessRecorder() = default;
@@ -58,16 +61,15 @@ class ProcessRecorder {
   bool Init(LogFn log, int api_version);
   int32_t ClaimRegion() const;
   void ResetRegion(uint32_t r);
-  void Retire(uint32_t r);
   void FinishProcess();
+  rec::RingMapping& ring() const { return slab_->ring; }
 
   rec::Config cfg_;
   char host_[64] = {};
   LogFn log_ = nullptr;
-  rec::RingMapping ring_;
+  rec::RingSlab* slab_ = nullptr;  // mapped; parked at Shutdown
   rec::DumpWriter dumps_;
   rec::Watchdog watchdog_;
-  CommRecorder** comms_ = nullptr;  // [max_regions], owned
   int open_comms_ = 0;
   bool finished_ = false;  // exit dump sealed / process marked exited
   bool forked_ = false;

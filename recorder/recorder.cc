@@ -10,6 +10,7 @@
 #include "recorder/comm_recorder.h"
 #include "recorder/log.h"
 #include "recorder/process_recorder.h"
+#include "recorder/ring_slab.h"
 #include "recorder/watchdog.h"
 
 extern "C" int __cxa_atexit(void (*fn)(void*), void* arg, void* dso);
@@ -41,6 +42,15 @@ pthread_once_t g_hooks_once = PTHREAD_ONCE_INIT;
 void OnExit(void*) {
   pthread_mutex_lock(&g_mutex);
   if (g_process != nullptr && !g_forked_child) g_process->ExitHandler();
+  pthread_mutex_unlock(&g_mutex);
+}
+
+// The library's destructor (dlclose, or exit after the exit handlers): frees
+// the parked ring slabs, but only when no communicator is open (the lifetime
+// rule in ring_slab.h says why that is when no event can reach them).
+__attribute__((destructor)) void OnUnload() {
+  pthread_mutex_lock(&g_mutex);
+  if (g_process == nullptr) rec::FreeParkedSlabs();
   pthread_mutex_unlock(&g_mutex);
 }
 

@@ -62,8 +62,11 @@ CommRecorder* OpenComm(const CommIdentity& id, LogFn log);
 void BindCommIdentity(CommRecorder* comm, uint64_t comm_id, const char* name, int32_t rank);
 
 // Marks the region finalized (its data stays). The last CloseComm stops and
-// joins the watchdog, optionally seals an exit dump, and unmaps the ring, so
-// nothing of ours runs after NCCL dlcloses the plugin. Safe on nullptr.
+// joins the watchdog and optionally seals an exit dump, so nothing of ours
+// runs after NCCL dlcloses the plugin; the ring mapping and the comm objects
+// stay until the library is unloaded (lifetime rule: ring_slab.h), so an
+// event racing the finalize writes into memory that is still ours. Safe on
+// nullptr.
 void CloseComm(CommRecorder* comm);
 
 // Finds the live communicator recorder that owns region `region_index` with

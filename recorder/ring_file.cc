@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include "flightrec/version.h"
+#include "recorder/atomics.h"
 #include "recorder/clock.h"
 #include "recorder/host_info.h"
+#include "recorder/testpoint.h"
 
 namespace flightrec {
 namespace rec {
@@ -18,6 +20,9 @@ namespace {
 
 uint64_t RoundUp(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
+// Every identity field of the header (the region table is written through
+// the mapping later). process_state is kProcessStarting until the ring is
+// complete.
 void InitHeader(const Config& cfg, const char* host, const RingLayout& l, format::FileHeader* h) {
   h->magic = format::Magic();
   h->endian_marker = format::kEndianMarker;
@@ -43,24 +48,40 @@ void InitHeader(const Config& cfg, const char* host, const RingLayout& l, format
   snprintf(h->job_id, sizeof(h->job_id), "%s", cfg.job_id);
   snprintf(h->plugin_version, sizeof(h->plugin_version), "%s", kVersion);
   FillHostFacts(h);
-  h->process_state = format::kProcessRunning;
+  h->process_state = format::kProcessStarting;
   h->watchdog_timeout_ns = cfg.timeout_ns;
   h->watchdog_poll_ns = cfg.poll_ns;
+  h->max_dumps = cfg.max_dumps;
+}
+
+void InitRegionTable(const RingLayout& l, unsigned char* base) {
   for (uint32_t r = 0; r < l.max_regions; ++r) {
-    auto* d = reinterpret_cast<format::RegionDesc*>(reinterpret_cast<unsigned char*>(h) +
-                                                    l.region_table_offset) +
-              r;
+    auto* d = reinterpret_cast<format::RegionDesc*>(base + l.region_table_offset) + r;
     d->state = format::kRegionFree;
     d->region_index = r;
   }
 }
 
 // Touches every page for writing so the hot path never takes a first-write
-// fault (MAP_POPULATE maps pages but may leave them write-protected).
+// fault (MAP_POPULATE maps pages but may leave them write-protected). Writes
+// each byte back unchanged: the header is already in the file.
 void Prefault(unsigned char* base, uint64_t size) {
   for (uint64_t off = 0; off < size; off += format::kPageSize) {
-    *reinterpret_cast<volatile unsigned char*>(base + off) = 0;
+    volatile unsigned char* p = base + off;
+    *p = *p;
   }
+}
+
+bool WriteAll(int fd, const void* data, size_t len) {
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = pwrite(fd, p + done, len - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
 }
 
 bool Fail(char* err, size_t err_len, const char* what, const char* path, int e) {
@@ -102,44 +123,80 @@ bool MakeDirs(const char* dir, char* err, size_t err_len) {
   return true;
 }
 
-bool CreateRingFile(const Config& cfg, const char* host, RingMapping* out, char* err,
-                    size_t err_len) {
+bool CreateRingFile(const Config& cfg, const char* host, unsigned char* at, RingMapping* out,
+                    char* err, size_t err_len) {
   if (!MakeDirs(cfg.dir, err, err_len)) return false;
   const RingLayout l = ComputeLayout(cfg.max_comms, cfg.records);
   snprintf(out->path, sizeof(out->path), "%s/flightrec-%s-%s-%d.ring", cfg.dir, cfg.job_id, host,
            static_cast<int>(getpid()));
-  unlink(out->path);  // a stale file from an earlier process with our pid
-  int fd = open(out->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return Fail(err, err_len, "cannot create", out->path, errno);
+  char init_path[sizeof(out->path) + 8];
+  snprintf(init_path, sizeof(init_path), "%s.init", out->path);
+  unlink(init_path);  // a stale file from an earlier process with our pid
+  int fd = open(init_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return Fail(err, err_len, "cannot create", init_path, errno);
+  FLIGHTREC_TESTPOINT(ring_init);  // 1st hit: the .init file exists, empty
+  // The whole header first: from here on even a .init file names its writer.
+  format::FileHeader header;
+  memset(&header, 0, sizeof(header));
+  InitHeader(cfg, host, l, &header);
+  if (!WriteAll(fd, &header, sizeof(header))) {
+    const int e = errno != 0 ? errno : EIO;
+    close(fd);
+    unlink(init_path);
+    return Fail(err, err_len, "cannot write the header of", init_path, e);
+  }
+  FLIGHTREC_TESTPOINT(ring_init);  // 2nd hit: header written, nothing else
   // Reserve every block now: a full disk fails here, never as SIGBUS later.
   int rc = posix_fallocate(fd, 0, static_cast<off_t>(l.file_size));
   if (rc != 0) {
     close(fd);
-    unlink(out->path);
-    return Fail(err, err_len, "cannot preallocate", out->path, rc);
+    unlink(init_path);
+    return Fail(err, err_len, "cannot preallocate", init_path, rc);
   }
-  void* p = mmap(nullptr, l.file_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  const int fixed = at != nullptr ? MAP_FIXED : 0;
+  void* p = mmap(at, l.file_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE | fixed, fd, 0);
   int map_errno = errno;
   close(fd);  // the mapping keeps the file; a host closing all fds cannot hurt
   if (p == MAP_FAILED) {
-    unlink(out->path);
-    return Fail(err, err_len, "cannot map", out->path, map_errno);
+    if (at != nullptr) Anonymize(at, l.file_size);  // MAP_FIXED may have dropped it
+    unlink(init_path);
+    return Fail(err, err_len, "cannot map", init_path, map_errno);
   }
-  out->base = static_cast<unsigned char*>(p);
+  unsigned char* base = static_cast<unsigned char*>(p);
+  Prefault(base, l.file_size);
+  InitRegionTable(l, base);
+  auto* h = reinterpret_cast<format::FileHeader*>(base);
+  StoreRelaxed(&h->process_state, uint32_t{format::kProcessRunning});
+  FLIGHTREC_TESTPOINT(ring_init);  // 3rd hit: complete, not yet published
+  // Publishes the complete ring under its name (atomic: a reader sees the
+  // old file, or none, or this one whole).
+  if (rename(init_path, out->path) != 0) {
+    const int e = errno;
+    if (at != nullptr) {
+      Anonymize(at, l.file_size);
+    } else {
+      munmap(base, l.file_size);
+    }
+    unlink(init_path);
+    return Fail(err, err_len, "cannot rename to its name", init_path, e);
+  }
+  out->base = base;
   out->layout = l;
-  Prefault(out->base, l.file_size);
-  InitHeader(cfg, host, l, out->header());
   return true;
+}
+
+bool Anonymize(unsigned char* base, uint64_t size) {
+  void* p =
+      mmap(base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  return p != MAP_FAILED;
 }
 
 void DetachMapping(RingMapping* m) {
   if (m->base == nullptr) return;
-  void* p = mmap(m->base, m->layout.file_size, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
   // On failure (ENOMEM) the file stays mapped, but the child's hot path is
   // already off and CommByRegion answers nullptr there, so the plugin has no
   // way left to write through it.
-  (void)p;
+  (void)Anonymize(m->base, m->layout.file_size);
 }
 
 void UnmapRing(RingMapping* m) {

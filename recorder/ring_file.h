@@ -41,11 +41,24 @@ struct RingMapping {
 // naming the component and errno on failure.
 bool MakeDirs(const char* dir, char* err, size_t err_len);
 
-// Creates `<cfg.dir>/flightrec-<job>-<host>-<pid>.ring`, preallocates and maps
-// it, writes the FileHeader and region table. On failure nothing is left
-// behind (no file, no mapping) and `err` says what failed and where.
-bool CreateRingFile(const Config& cfg, const char* host, RingMapping* out, char* err,
-                    size_t err_len);
+// Creates `<cfg.dir>/flightrec-<job>-<host>-<pid>.ring`, published complete
+// (docs/format.md, "Ring creation"): made as `<name>.ring.init` (a stale one
+// is unlinked first; O_EXCL|O_CLOEXEC), whose first bytes written are the
+// whole FileHeader with process_state kProcessStarting; then preallocated,
+// mapped, pre-faulted, the region table written, kProcessRunning set, and
+// renamed to `<name>.ring`. So a `.ring` is always complete, and a process
+// killed during init leaves only a `.ring.init` (empty, or with a valid
+// header naming it). `at`: nullptr, or the base of a parked mapping of the
+// same size to map over (MAP_FIXED; the range stays mapped throughout). On
+// failure no file is left behind, nothing new stays mapped (`at` is left
+// mapped to anonymous memory) and `err` says what failed and where.
+bool CreateRingFile(const Config& cfg, const char* host, unsigned char* at, RingMapping* out,
+                    char* err, size_t err_len);
+
+// Replaces [base, base + size) with private anonymous memory (MAP_FIXED):
+// the address range stays valid for any late writer, the file's pages are
+// let go. False on failure (ENOMEM). Async-signal-safe.
+bool Anonymize(unsigned char* base, uint64_t size);
 
 // Replaces the mapping with private anonymous memory at the same address
 // (fork child: it must never write to the parent's file). Async-signal-safe.

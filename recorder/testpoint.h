@@ -6,7 +6,9 @@
 // Points: after_claim, mid_payload, before_commit, during_wrap (first claim of
 // a new lap), during_seal (dump copy), mid_record_copy (a live reader has
 // copied a record's commit and immutable words, not yet its progress words:
-// record_copy.h; the kill test does not use it).
+// record_copy.h; the kill test does not use it), ring_init (ring creation:
+// three hits, after the .init file is created, after its header is written,
+// before the rename).
 #ifndef FLIGHTREC_RECORDER_TESTPOINT_H_
 #define FLIGHTREC_RECORDER_TESTPOINT_H_
 

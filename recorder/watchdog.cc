@@ -141,7 +141,11 @@ void Watchdog::Poll() {
   Heartbeat();
   CheckRequest();
   const uint64_t now = ClockNowNs();
+  oldest_pending_ns_ = UINT64_MAX;
+  scan_complete_ = true;
   for (uint32_t r = 0; r < ctx_.ring->layout.max_regions; ++r) ScanRegion(r, now);
+  // The dump budget: dumps whose pending ops have all completed are released.
+  if (scan_complete_) ctx_.dumps->ReleaseResolved(oldest_pending_ns_);
   if (ctx_.cfg->trigger) CheckTrigger();
   verdict_.Poll();
 }
@@ -204,12 +208,14 @@ void Watchdog::ScanRegion(uint32_t r, uint64_t now) {
     // The oldest op not done. Judge it only where completion is reported.
     if ((LoadRelaxed(&d->flags) & format::kRegionCompletionTracked) == 0) return;
     const uint64_t t0 = rec->t_enqueue_ns;
+    if (t0 < oldest_pending_ns_) oldest_pending_ns_ = t0;
     if (now > t0 && now - t0 > ctx_.cfg->timeout_ns && c.reported != c.next) {
       c.reported = c.next;
       OnStuck(r, rec, c.next, now);
     }
     return;
   }
+  if (c.next < head) scan_complete_ = false;  // budget spent: the oldest is unknown
 }
 
 void Watchdog::OnStuck(uint32_t r, const format::Record* rec, uint64_t seq, uint64_t now) {
@@ -240,8 +246,12 @@ void Watchdog::CheckTrigger() {
   if (now == trigger_seen_) return;
   trigger_seen_ = now;
   if (!now.exists) return;  // removed: nothing to answer
-  if (last_dump_ns_ != 0 && ClockNowNs() - last_dump_ns_ < ctx_.cfg->timeout_ns) {
-    return;  // same incident: our recent dump already answers it
+  // Same incident: our recent dump, or our dump whose ops are still pending,
+  // already answers it.
+  if ((last_dump_ns_ != 0 && ClockNowNs() - last_dump_ns_ < ctx_.cfg->timeout_ns) ||
+      ctx_.dumps->incident_open()) {
+    ctx_.dumps->CountAbsorbed();
+    return;
   }
   char line[96];
   ReadTriggerLine(trigger_path_, line, sizeof(line));

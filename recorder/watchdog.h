@@ -6,7 +6,10 @@
 //     seals a kDumpTimeout dump when that op is older than the timeout, then
 //     leaves the trigger file for the other ranks,
 //   * stat()s the trigger file and seals a kDumpTrigger dump when it changed
-//     since the watchdog started or since this process's last dump,
+//     since the watchdog started or since this process's last dump, unless
+//     the change belongs to an incident this process already dumped,
+//   * releases the dump budget held by dumps whose pending ops all completed
+//     (DumpWriter::ReleaseResolved),
 //   * after such a hang dump, spawns and reaps the in-job verdict
 //     (recorder/verdict.h).
 // It never takes a lock: the hot path takes none, and the slow path's mutex
@@ -83,6 +86,11 @@ class Watchdog {
   // out one after another, each rewrites the trigger, and without this every
   // rank would answer every rewrite and burn its MAX_DUMPS on one incident.
   uint64_t last_dump_ns_ = 0;
+  // This poll's scan: the enqueue time of the oldest op not done in any
+  // region that reports completion, and whether every region was scanned up
+  // to it (the dump budget is released only on a complete answer).
+  uint64_t oldest_pending_ns_ = UINT64_MAX;
+  bool scan_complete_ = true;
   VerdictSpawner verdict_;
 };
 

@@ -70,6 +70,11 @@ std::string Duration(uint64_t start, uint64_t end) {
 
 const char* StateName(uint8_t state) { return format::OpStateName(state); }
 
+bool HasDumpBudget(const ProcessSnapshot& s) {
+  return s.max_dumps != 0 || s.dumps_open != 0 || s.dumps_released != 0 || s.dumps_refused != 0 ||
+         s.dumps_absorbed != 0;
+}
+
 // --- JSON -----------------------------------------------------------------
 
 Json DropsJson(const uint64_t* drops, size_t n) {
@@ -180,6 +185,19 @@ Json HeaderJson(const ProcessSnapshot& s) {
   h["watchdog_timeout_ns"] = s.watchdog_timeout_ns;
   h["watchdog_poll_ns"] = s.watchdog_poll_ns;
   h["dumps_sealed"] = s.dumps_sealed;
+  // Format 1.2's dump budget, only when the file has one: older files print
+  // as they always did.
+  if (HasDumpBudget(s)) {
+    Json b;
+    b["max_dumps"] = s.max_dumps;
+    b["open"] = s.dumps_open;
+    b["released"] = s.dumps_released;
+    b["absorbed"] = s.dumps_absorbed;
+    b["refused"] = s.dumps_refused;
+    b["last_refused_reason"] = DumpReasonName(s.last_refused_reason);
+    b["last_refused_mono_ns"] = s.last_refused_mono_ns;
+    h["dump_budget"] = std::move(b);
+  }
   h["max_regions"] = s.max_regions;
   h["region_capacity"] = s.region_capacity;
   h["file_size"] = s.file_size;
@@ -245,6 +263,15 @@ std::vector<Field> HeaderFields(const ProcessSnapshot& s) {
        "an op older than this is stuck"},
       {"watchdog_poll_ns", std::to_string(s.watchdog_poll_ns), "watchdog poll / heartbeat period"},
       {"dumps_sealed", std::to_string(s.dumps_sealed), "dumps this process wrote"},
+      {"max_dumps", std::to_string(s.max_dumps), "dump budget: open incident dumps allowed"},
+      {"dumps_open", std::to_string(s.dumps_open), "incident dumps whose ops are still pending"},
+      {"dumps_released", std::to_string(s.dumps_released),
+       "incident dumps whose ops completed (budget given back)"},
+      {"dumps_absorbed", std::to_string(s.dumps_absorbed),
+       "trigger changes answered by an earlier dump"},
+      {"dumps_refused", std::to_string(s.dumps_refused), "dumps the budget refused"},
+      {"last_refused_reason", DumpReasonName(s.last_refused_reason),
+       "reason of the last refused dump"},
       {"dump_reason", DumpReasonName(s.dump_reason), "why this dump was taken"},
       {"dump_sequence", std::to_string(s.dump_sequence), "1 for the process's first dump"},
       {"dump_time", WallTime(s.dump_wall_ns), "when the dump was taken (wall)"},
@@ -282,6 +309,15 @@ void PrintHeader(const ProcessSnapshot& s, bool explain, std::string* out) {
   if (s.is_dump) {
     *out += Format("  dump #%u (%s) at %s: %s\n", s.dump_sequence, DumpReasonName(s.dump_reason),
                    WallTime(s.dump_wall_ns).c_str(), s.dump_detail.c_str());
+  }
+  if (HasDumpBudget(s)) {
+    *out += Format("  dumps %" PRIu64 " sealed  budget %u open of %u  released %u  absorbed %u",
+                   s.dumps_sealed, s.dumps_open, s.max_dumps, s.dumps_released, s.dumps_absorbed);
+    if (s.dumps_refused != 0) {
+      *out +=
+          Format("  REFUSED %u (last: %s)", s.dumps_refused, DumpReasonName(s.last_refused_reason));
+    }
+    *out += "\n";
   }
   if (!s.disable_reason.empty()) {
     *out += Format("  recording disabled: %s\n", s.disable_reason.c_str());

@@ -153,7 +153,7 @@ void CheckEnums(const FileHeader& h, bool compressed, ProcessSnapshot* s) {
   } else if (compressed && h.file_kind != format::kFileKindDump) {
     Warn(s, "zstd-compressed image whose header says ring");
   }
-  if (h.process_state < format::kProcessRunning || h.process_state > format::kProcessDisabled) {
+  if (h.process_state < format::kProcessRunning || h.process_state > format::kProcessStarting) {
     Warn(s, "unknown process_state " + std::to_string(h.process_state));
   }
   if (h.clock_source != format::kClockMonotonic && h.clock_source != format::kClockTsc) {
@@ -201,6 +201,13 @@ void CopyHeader(BoundedView image, const FileHeader& h, ProcessSnapshot* s) {
   s->watchdog_timeout_ns = h.watchdog_timeout_ns;
   s->watchdog_poll_ns = h.watchdog_poll_ns;
   s->dumps_sealed = h.dumps_sealed;
+  s->max_dumps = h.max_dumps;
+  s->dumps_open = h.dumps_open;
+  s->dumps_released = h.dumps_released;
+  s->dumps_refused = h.dumps_refused;
+  s->last_refused_reason = h.last_refused_reason;
+  s->dumps_absorbed = h.dumps_absorbed;
+  s->last_refused_mono_ns = h.last_refused_mono_ns;
   s->max_regions = h.max_regions;
   s->region_capacity = h.region_capacity;
   s->file_size = h.file_size;

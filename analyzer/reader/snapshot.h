@@ -130,6 +130,14 @@ struct ProcessSnapshot {
   uint64_t watchdog_timeout_ns = 0;
   uint64_t watchdog_poll_ns = 0;
   uint64_t dumps_sealed = 0;
+  // The dump budget (format 1.2; all zero in older files).
+  uint32_t max_dumps = 0;
+  uint32_t dumps_open = 0;
+  uint32_t dumps_released = 0;
+  uint32_t dumps_refused = 0;
+  uint32_t last_refused_reason = 0;  // format::DumpReason
+  uint32_t dumps_absorbed = 0;
+  uint64_t last_refused_mono_ns = 0;
   uint32_t max_regions = 0;
   uint64_t region_capacity = 0;
   uint64_t file_size = 0;

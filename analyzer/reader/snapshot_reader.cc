@@ -159,6 +159,8 @@ const char* ProcessStateName(uint32_t state) {
       return "exited";
     case format::kProcessDisabled:
       return "disabled";
+    case format::kProcessStarting:
+      return "starting";
     default:
       return "unknown";
   }

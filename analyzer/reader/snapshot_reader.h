@@ -45,7 +45,7 @@ ReadResult ReadSnapshotBytes(const uint8_t* data, size_t size, const std::string
 const char* DescribeFileKind(const ProcessSnapshot& snapshot);
 
 // Names of header enums, "unknown" for values outside the format.
-const char* ProcessStateName(uint32_t state);  // "running" | "exited" | "disabled"
+const char* ProcessStateName(uint32_t state);  // "running" | "exited" | "disabled" | "starting"
 const char* DumpReasonName(uint32_t reason);   // "none" | "timeout" | ...
 const char* ClockSourceName(uint32_t clock);   // "monotonic" | "tsc"
 const char* RegionStateName(uint32_t state);   // "free" | "active" | "finalized"

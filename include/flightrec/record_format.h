@@ -10,7 +10,10 @@
 // OVERVIEW
 //
 // Each process that loads the plugin owns one *ring file*
-// (`$NCCL_FLIGHTREC_DIR/flightrec-<job>-<host>-<pid>.ring`). It is
+// (`$NCCL_FLIGHTREC_DIR/flightrec-<job>-<host>-<pid>.ring`). It is made as
+// `<name>.ring.init` (header written first, process_state kProcessStarting)
+// and renamed to its name only when complete (format 1.2), so a `.ring` never
+// shows a half-made header. It is
 // preallocated, mapped MAP_SHARED, and written in place, so its content is in
 // the page cache (and therefore readable by anyone) the instant a store
 // retires, even if the process is SIGKILLed a nanosecond later.
@@ -107,8 +110,10 @@
 // WHO WRITES WHAT, AND WHEN
 //
 //   FileHeader: everything at init (before any other thread can see the file)
-//     except: heartbeat_* (watchdog thread, every poll), process_state (last
-//     finalize / atexit), drops[] (any thread, relaxed fetch_add),
+//     except: heartbeat_* (watchdog thread, every poll), process_state
+//     (kProcessRunning just before the rename; last finalize / atexit),
+//     drops[] (any thread, relaxed fetch_add), the dump budget fields
+//     (watchdog),
 //     gpu_offset_* (proxy thread, relaxed), dump_* (only in dump images, by
 //     the dumper on its private copy), dumps_sealed (watchdog).
 //   RegionDesc: identity at claim, by the init thread, published by
@@ -145,7 +150,11 @@ constexpr uint64_t kMagicMasked = 0x435452474948464cULL ^ kMagicMask;
 constexpr uint64_t Magic() { return kMagicMasked ^ kMagicMask; }
 constexpr uint32_t kEndianMarker = 0x01020304u;
 constexpr uint16_t kFormatMajor = 1;
-constexpr uint16_t kFormatMinor = 1;  // 1.1: kDropPxnForeign
+// 1.1: kDropPxnForeign.
+// 1.2: rings published complete (made as `.ring.init`, renamed when done) with
+//      kProcessStarting while init runs; the dump budget fields of FileHeader
+//      (max_dumps .. last_refused_mono_ns).
+constexpr uint16_t kFormatMinor = 2;
 // The zstd frame magic as it appears in the first four bytes of a dump.
 constexpr uint32_t kZstdFrameMagic = 0xFD2FB528u;
 
@@ -173,6 +182,10 @@ enum ProcessState : uint32_t {
   kProcessRunning = 1,   // set at init; still set after SIGKILL
   kProcessExited = 2,    // last finalize or exit handler ran
   kProcessDisabled = 3,  // recording turned itself off (see disable_reason)
+  // Format 1.2: init not finished. Only a `.ring.init` file (a process that
+  // died during init) holds it; a `.ring` is renamed into place after
+  // kProcessRunning is set.
+  kProcessStarting = 4,
 };
 
 enum DumpReason : uint32_t {
@@ -335,7 +348,17 @@ struct FileHeader {
   uint64_t dump_mono_ns;
   char dump_detail[128];     // e.g. "comm tp0 AllReduce #812 stuck 2.1s"
   char disable_reason[128];  // why recording turned off, if it did
-  uint8_t reserved[3232];    // 4096 - 864
+  // Format 1.2, the dump budget (docs/design/recorder.md, "Dump budget");
+  // zero in older files. Written by the watchdog thread (relaxed), and by the
+  // closing thread for the exit dump after the watchdog was joined.
+  uint32_t max_dumps;             // NCCL_FLIGHTREC_MAX_DUMPS
+  uint32_t dumps_open;            // incident dumps counted against it now
+  uint32_t dumps_released;        // incident dumps whose ops completed since
+  uint32_t dumps_refused;         // dumps not sealed because of the budget
+  uint32_t last_refused_reason;   // DumpReason of the last refused dump
+  uint32_t dumps_absorbed;        // trigger changes answered by an earlier dump
+  uint64_t last_refused_mono_ns;  // when the last dump was refused
+  uint8_t reserved[3200];         // 4096 - 896
 };
 
 static_assert(sizeof(FileHeader) == kHeaderSize, "FileHeader size");
@@ -383,7 +406,14 @@ static_assert(offsetof(FileHeader, dump_wall_ns) == 592, "");
 static_assert(offsetof(FileHeader, dump_mono_ns) == 600, "");
 static_assert(offsetof(FileHeader, dump_detail) == 608, "");
 static_assert(offsetof(FileHeader, disable_reason) == 736, "");
-static_assert(offsetof(FileHeader, reserved) == 864, "");
+static_assert(offsetof(FileHeader, max_dumps) == 864, "");
+static_assert(offsetof(FileHeader, dumps_open) == 868, "");
+static_assert(offsetof(FileHeader, dumps_released) == 872, "");
+static_assert(offsetof(FileHeader, dumps_refused) == 876, "");
+static_assert(offsetof(FileHeader, last_refused_reason) == 880, "");
+static_assert(offsetof(FileHeader, dumps_absorbed) == 884, "");
+static_assert(offsetof(FileHeader, last_refused_mono_ns) == 888, "");
+static_assert(offsetof(FileHeader, reserved) == 896, "");
 
 // ---------------------------------------------------------------------------
 // RegionDesc: one per communicator slot, 256 bytes each.

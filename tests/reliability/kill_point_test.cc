@@ -6,7 +6,9 @@
 // reads the ring with the real reader and checks: every published record
 // still in the window is present and identical, the in-flight claim is torn
 // or absent (never data), nothing else is missing, and each dump on disk is
-// complete (a seal killed mid-copy leaves no .frdump).
+// complete (a seal killed mid-copy leaves no .frdump). A process killed
+// during ring creation (point ring_init) leaves no `.ring`, only a
+// `.ring.init` that is empty or has a valid header naming it.
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,6 +225,85 @@ INSTANTIATE_TEST_SUITE_P(EveryPoint, KillPointTest,
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param);
                          });
+
+// Ring creation, killed at each of its ring_init points (1: the .init file
+// exists, empty; 2: its header is written; 3: complete, not yet renamed) or
+// not at all (k = 4: the point is passed 3 times, then the child writes).
+[[noreturn]] void InitChildMain(const std::string& dir, int k) {
+  setenv("NCCL_FLIGHTREC_DIR", dir.c_str(), 1);
+  setenv("NCCL_FLIGHTREC_RECORDS", "64", 1);
+  setenv("NCCL_FLIGHTREC_MAX_COMMS", "1", 1);
+  setenv("NCCL_FLIGHTREC_DUMP_ON_EXIT", "0", 1);
+  setenv("NCCL_FLIGHTREC_JOB_ID", "killinit", 1);
+  g_kill_point = "ring_init";
+  g_kill_at = k;
+  CommIdentity id;
+  id.comm_id = 0x1717;
+  id.name = "init";
+  id.rank = 0;
+  id.nranks = 2;
+  id.from_init = true;
+  CommRecorder* c = OpenComm(id, &Silent);
+  if (c == nullptr) _exit(2);
+  c->BeginOp(OpFor(0));
+  kill(getpid(), SIGKILL);  // killed after init: the ring is complete
+  _exit(3);
+}
+
+TEST(RingInitKillTest, KilledDuringInitLeavesNoRingAndACompleteRingNeverHasMagicZero) {
+  constexpr int kRunsPerPoint = 10;
+  for (int k = 1; k <= 4; ++k) {
+    for (int run = 0; run < kRunsPerPoint; ++run) {
+      SCOPED_TRACE("ring_init hit " + std::to_string(k) + " run " + std::to_string(run));
+      const std::string dir = rel::MakeTempDir("kill-init");
+      ASSERT_FALSE(dir.empty());
+      pid_t pid = fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) InitChildMain(dir, k);
+      int status = 0;
+      ASSERT_EQ(waitpid(pid, &status, 0), pid);
+      ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+      const std::vector<std::string> rings = rel::ListFiles(dir, ".ring");
+      const std::vector<std::string> inits = rel::ListFiles(dir, ".ring.init");
+      if (k <= 3) {
+        EXPECT_TRUE(rings.empty()) << "a ring is visible under its name before init finished";
+        ASSERT_EQ(inits.size(), 1u);
+        const std::vector<uint8_t> bytes = rel::ReadBytes(inits[0]);
+        if (k == 1) {
+          EXPECT_TRUE(bytes.empty()) << bytes.size() << " bytes";
+        } else {
+          ASSERT_GE(bytes.size(), sizeof(format::FileHeader));
+          format::FileHeader h;
+          memcpy(&h, bytes.data(), sizeof(h));
+          EXPECT_EQ(h.magic, format::Magic());
+          EXPECT_EQ(h.version_major, format::kFormatMajor);
+          EXPECT_EQ(h.version_minor, format::kFormatMinor);
+          EXPECT_EQ(h.pid, pid);
+          EXPECT_EQ(std::string(h.job_id), "killinit");
+          EXPECT_NE(h.host[0], '\0');
+          EXPECT_NE(h.created_wall_ns, 0u);
+          EXPECT_EQ(h.file_size, 8192u + 64u * format::kRecordSize);
+          EXPECT_EQ(h.process_state, k == 2 ? uint32_t{format::kProcessStarting}
+                                            : uint32_t{format::kProcessRunning});
+        }
+      } else {
+        EXPECT_TRUE(inits.empty());
+        ASSERT_EQ(rings.size(), 1u);
+        const std::vector<uint8_t> bytes = rel::ReadBytes(rings[0]);
+        ASSERT_GE(bytes.size(), sizeof(uint64_t));
+        uint64_t magic = 0;
+        memcpy(&magic, bytes.data(), sizeof(magic));
+        EXPECT_EQ(magic, format::Magic());
+        ReadResult rr = ReadSnapshotFile(rings[0]);
+        ASSERT_TRUE(rr.ok) << rr.error;
+        EXPECT_EQ(rr.snapshot.process_state, format::kProcessRunning);
+        ASSERT_EQ(rr.snapshot.comms.size(), 1u);
+        EXPECT_EQ(rr.snapshot.comms[0].head, 1u);
+      }
+      rel::RemoveTree(dir);
+    }
+  }
+}
 
 }  // namespace
 }  // namespace flightrec

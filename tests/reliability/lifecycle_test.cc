@@ -1,8 +1,9 @@
 // Host-safety rows driven in-process through the real ABI (abi_driver.h):
 // fork without exec, 100 dlopen/dlclose cycles, exit()/_exit while writers
 // write flat out, 10,000 communicators created and destroyed, GPU timers
-// that jump. Each row: the host is never hurt, init returns success, and
-// the ring stays readable and truthful.
+// that jump, the last finalize racing proxy-thread events. Each row: the
+// host is never hurt, init returns success, and the ring stays readable and
+// truthful.
 #include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include <atomic>
 #include <thread>
+#include <vector>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define FLIGHTREC_REL_SANITIZED 1
@@ -280,6 +282,68 @@ TEST(LifecycleTest, TenThousandCommsRecycleRegionsWithoutGrowth) {
   }
   EXPECT_EQ(max_generation, 10001u);
   drv.Finalize(world);
+  rel::RemoveTree(dir);
+}
+
+// The lifetime rule (recorder/ring_slab.h): the last finalize (Shutdown:
+// watchdog joined, exit state, recorder torn down) races proxy threads that
+// keep firing KernelCh and ProxyOp events on that comm's handles. More proxy
+// threads than cores, so that at the instant of the shutdown some of them
+// are descheduled in the middle of an event, past the handle lookup: on
+// resuming they must write into memory that is still ours (under ASan: no
+// use-after-free; anywhere: no SIGSEGV from an unmapped ring).
+TEST(LifecycleTest, LastFinalizeRacesProxyThreadEvents) {
+  const std::string dir = SetSmallConfig("race");
+  setenv("NCCL_FLIGHTREC_DUMP_ON_EXIT", "0", 1);
+  setenv("NCCL_FLIGHTREC_MAX_COMMS", "1", 1);
+  rel::AbiDriver drv(rel::PluginPath());
+  ASSERT_TRUE(drv.ok()) << drv.error();
+  // Each finalize is raced by every proxy thread's events (thousands in all);
+  // the code before the lifetime rule crashed within the first few.
+  constexpr int kIterations = 500;
+  constexpr int kProxyThreads = 4;
+  constexpr uint64_t kOpsPerThread = 4;
+  uint64_t events_after_finalize = 0;
+  for (int iter = 0; iter < kIterations; ++iter) {
+    void* ctx = nullptr;
+    ASSERT_EQ(drv.Init(&ctx, 0x7000 + static_cast<uint64_t>(iter), "race", 2, 0), 0);
+    ASSERT_NE(ctx, nullptr);
+    std::vector<rel::PendingOp> ops(kProxyThreads * kOpsPerThread);
+    for (uint64_t i = 0; i < ops.size(); ++i) {
+      drv.LaunchColl(ctx, 0, i, i, &ops[i]);
+      ops[i].gpu_start = 1000 + i;
+      ops[i].gpu_end = 2000 + i;
+    }
+    std::atomic<int> started{0};
+    std::atomic<bool> finalized{false};
+    std::atomic<uint64_t> late{0};
+    std::vector<std::thread> proxies;
+    for (int t = 0; t < kProxyThreads; ++t) {
+      proxies.emplace_back([&, t] {
+        started.fetch_add(1);
+        // Keeps firing for a while after the finalize returned.
+        for (int after = 0; after < 3;) {
+          for (uint64_t i = 0; i < kOpsPerThread; ++i) drv.CompleteOp(ops[t * kOpsPerThread + i]);
+          if (finalized.load()) {
+            ++after;
+            late.fetch_add(1);
+          }
+        }
+      });
+    }
+    while (started.load() < kProxyThreads) std::this_thread::yield();
+    drv.Finalize(ctx);  // the last comm: the process recorder shuts down
+    finalized.store(true);
+    for (std::thread& p : proxies) p.join();
+    events_after_finalize += late.load();
+  }
+  EXPECT_GT(events_after_finalize, 0u);
+  EXPECT_EQ(rel::CountLogged("disabled"), 0);
+  // The ring of the last recorder reads, marked exited.
+  ReadResult rr = ReadOnlyRing(dir);
+  ASSERT_TRUE(rr.ok) << rr.error;
+  EXPECT_EQ(rr.snapshot.process_state, format::kProcessExited);
+  unsetenv("NCCL_FLIGHTREC_DUMP_ON_EXIT");
   rel::RemoveTree(dir);
 }
 

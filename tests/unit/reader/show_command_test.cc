@@ -235,6 +235,12 @@ TEST_F(ShowCommandTest, ExplainPrintsEveryHeaderField) {
                             "watchdog_timeout_ns",
                             "watchdog_poll_ns",
                             "dumps_sealed",
+                            "max_dumps",
+                            "dumps_open",
+                            "dumps_released",
+                            "dumps_absorbed",
+                            "dumps_refused",
+                            "last_refused_reason",
                             "dump_reason",
                             "dump_sequence",
                             "dump_time",
@@ -251,6 +257,59 @@ TEST_F(ShowCommandTest, ExplainPrintsEveryHeaderField) {
   }
   EXPECT_NE(run.out.find("dump (zstd)"), std::string::npos);
   EXPECT_NE(run.out.find("2023-11-14T22:13:20.000000000Z"), std::string::npos) << run.out;
+}
+
+// Format 1.2: the dump budget and what it refused, in text and JSON; a file
+// without a budget (format 1.0/1.1, all zero) prints as before.
+TEST_F(ShowCommandTest, DumpBudgetAndRefusalsArePrinted) {
+  ImageBuilder b(1, 4);
+  b.header().dumps_sealed = 6;
+  b.header().max_dumps = 4;
+  b.header().dumps_open = 4;
+  b.header().dumps_released = 2;
+  b.header().dumps_absorbed = 3;
+  b.header().dumps_refused = 5;
+  b.header().last_refused_reason = format::kDumpTrigger;
+  b.header().last_refused_mono_ns = 77;
+  b.Claim(0, 0xabc, 0, 2, "tp0");
+  const std::string ring = Write("budget", b.Bytes());
+  ShowRun text = Show({ring});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("dumps 6 sealed  budget 4 open of 4  released 2  absorbed 3  REFUSED 5 "
+                          "(last: trigger)"),
+            std::string::npos)
+      << text.out;
+  ShowRun json = Show({ring, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  const nlohmann::json& budget = j["header"]["dump_budget"];
+  EXPECT_EQ(budget["max_dumps"], 4);
+  EXPECT_EQ(budget["open"], 4);
+  EXPECT_EQ(budget["released"], 2);
+  EXPECT_EQ(budget["absorbed"], 3);
+  EXPECT_EQ(budget["refused"], 5);
+  EXPECT_EQ(budget["last_refused_reason"], "trigger");
+  EXPECT_EQ(budget["last_refused_mono_ns"], 77);
+  unlink(ring.c_str());
+
+  ImageBuilder old(1, 4);  // no budget fields: no budget output
+  old.Claim(0, 0xabc, 0, 2, "tp0");
+  const std::string old_ring = Write("v11", old.Bytes());
+  EXPECT_EQ(Show({old_ring}).out.find("dumps 0 sealed"), std::string::npos);
+  EXPECT_EQ(Show({old_ring}).out.find(" budget "), std::string::npos);
+  const nlohmann::json oj = nlohmann::json::parse(Show({old_ring, "--json"}).out);
+  EXPECT_FALSE(oj["header"].contains("dump_budget"));
+  unlink(old_ring.c_str());
+}
+
+TEST_F(ShowCommandTest, StartingProcessStateIsNamed) {
+  ImageBuilder b(1, 4);
+  b.header().process_state = format::kProcessStarting;
+  const std::string ring = Write("starting", b.Bytes());
+  ShowRun run = Show({ring});
+  EXPECT_NE(run.out.find("state starting"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("unknown process_state"), std::string::npos) << run.out;
+  unlink(ring.c_str());
 }
 
 }  // namespace

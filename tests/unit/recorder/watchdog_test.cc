@@ -211,32 +211,97 @@ TEST(Watchdog, TriggerFromAnotherProcessSealsATriggerDump) {
             0);
 }
 
-TEST(Watchdog, RequestedDumpsRespectMaxDumps) {
+// The budget counts dumps whose ops are still pending: with an op stuck,
+// the third request is refused (counted in the header, logged once), and
+// the exit dump is sealed anyway.
+TEST(Watchdog, RequestedDumpsRespectMaxDumpsButNeverTheExitDump) {
+  test::TempDir dir;
+  EXPECT_EQ(RunInChild([&] {
+              test::ResetEnv(dir.path());
+              setenv("NCCL_FLIGHTREC_MAX_DUMPS", "2", 1);
+              setenv("NCCL_FLIGHTREC_DUMP_ON_EXIT", "1", 1);
+              setenv("NCCL_FLIGHTREC_RECORDS", "64", 1);  // a small ring, read every poll
+              setenv("NCCL_FLIGHTREC_MAX_COMMS", "1", 1);
+              CommRecorder* c = OpenComm(Identity(true), &test::CaptureLog);
+              CHILD_CHECK(c != nullptr);
+              c->BeginOp(AllReduce());  // pending throughout (the timeout is 120 s)
+              for (int i = 1; i <= 4; ++i) {
+                RequestDump(format::kDumpRequest, "by test");
+                // The request is taken at the watchdog's next poll.
+                CHILD_CHECK(test::WaitFor([&] {
+                  auto live = test::ReadFile(test::RingPath(dir.path()));
+                  return i <= 2
+                             ? test::ListDir(dir.path(), ".frdump").size() == static_cast<size_t>(i)
+                             : test::Header(live)->dumps_refused == static_cast<uint32_t>(i - 2);
+                }));
+              }
+              auto live = test::ReadFile(test::RingPath(dir.path()));
+              const format::FileHeader* h = test::Header(live);
+              CHILD_CHECK(h->max_dumps == 2);
+              CHILD_CHECK(h->dumps_open == 2);
+              CHILD_CHECK(h->dumps_released == 0);
+              CHILD_CHECK(h->last_refused_reason == format::kDumpRequest);
+              CHILD_CHECK(h->last_refused_mono_ns != 0);
+              CloseComm(c);  // the exit dump is never refused
+              CHILD_CHECK(test::ListDir(dir.path(), ".frdump").size() == 3);
+              auto img = Dump(dir, 1);
+              CHILD_CHECK(test::Header(img)->dump_reason == format::kDumpRequest);
+              CHILD_CHECK(test::Header(img)->dump_sequence == 2);
+              CHILD_CHECK(std::string(test::Header(img)->dump_detail) == "by test");
+              CHILD_CHECK(test::Header(Dump(dir, 2))->dump_reason == format::kDumpExit);
+              const std::string log = test::CapturedLog();
+              CHILD_CHECK(log.find("MAX_DUMPS=2") != std::string::npos);
+              CHILD_CHECK(log.find("MAX_DUMPS=2") == log.rfind("MAX_DUMPS=2"));  // once
+              return 0;
+            }),
+            0);
+}
+
+// One rank that stalls past the timeout five times and recovers each time
+// (checkpoints, a slow loader, a debugger), then exits: every stall got its
+// one dump, each recovery gave the budget back, and the exit dump (the
+// newest evidence) exists. With MAX_DUMPS counting every attempt, the fifth
+// stall and the exit dump were refused.
+TEST(Watchdog, RecoveredStallsGiveTheBudgetBackAndTheExitDumpIsSealed) {
   test::TempDir dir;
   EXPECT_EQ(
       RunInChild([&] {
         test::ResetEnv(dir.path());
-        setenv("NCCL_FLIGHTREC_MAX_DUMPS", "2", 1);
+        setenv("NCCL_FLIGHTREC_TIMEOUT_S", "0.1", 1);
+        setenv("NCCL_FLIGHTREC_MAX_DUMPS", "4", 1);
         setenv("NCCL_FLIGHTREC_DUMP_ON_EXIT", "1", 1);
+        setenv("NCCL_FLIGHTREC_RECORDS", "64", 1);  // a small ring, read every poll
+        setenv("NCCL_FLIGHTREC_MAX_COMMS", "1", 1);
         CommRecorder* c = OpenComm(Identity(true), &test::CaptureLog);
         CHILD_CHECK(c != nullptr);
-        for (int i = 1; i <= 3; ++i) {
-          RequestDump(format::kDumpRequest, "by test");
-          // The request is taken at the watchdog's next poll.
-          CHILD_CHECK(test::WaitFor([&] {
-            return test::CapturedLog().find("request dump") != std::string::npos &&
-                   (i < 3 ? test::ListDir(dir.path(), ".frdump").size() == static_cast<size_t>(i)
-                          : test::CapturedLog().find("MAX_DUMPS") != std::string::npos);
-          }));
+        size_t stalls_dumped = 0;
+        for (size_t stall = 1; stall <= 5; ++stall) {
+          const uint64_t s = c->BeginOp(AllReduce());  // stalls past the timeout
+          stalls_dumped +=
+              test::WaitFor([&] { return test::ListDir(dir.path(), ".frdump").size() == stall; }, 5)
+                  ? 1
+                  : 0;
+          c->KernelStart(s, 1);
+          c->KernelStop(s, 2);             // recovers
+          CHILD_CHECK(WaitPolls(dir, 3));  // the watchdog sees it done
         }
-        CloseComm(c);  // the exit dump is over the limit too
-        CHILD_CHECK(test::ListDir(dir.path(), ".frdump").size() == 2);
-        auto img = Dump(dir, 1);
-        CHILD_CHECK(test::Header(img)->dump_reason == format::kDumpRequest);
-        CHILD_CHECK(test::Header(img)->dump_sequence == 2);
-        CHILD_CHECK(std::string(test::Header(img)->dump_detail) == "by test");
-        const std::string log = test::CapturedLog();
-        CHILD_CHECK(log.find("MAX_DUMPS=2") == log.rfind("MAX_DUMPS=2"));  // once
+        CloseComm(c);
+        // The exit dump exists: the newest evidence is never refused.
+        auto dumps = test::ListDir(dir.path(), ".frdump");
+        CHILD_CHECK(!dumps.empty());
+        CHILD_CHECK(test::Header(Dump(dir, dumps.size() - 1))->dump_reason == format::kDumpExit);
+        // Each stall had its dump, each recovery gave the budget back.
+        CHILD_CHECK(stalls_dumped == 5);
+        CHILD_CHECK(dumps.size() == 6);
+        for (size_t i = 0; i < 5; ++i) {
+          CHILD_CHECK(test::Header(Dump(dir, i))->dump_reason == format::kDumpTimeout);
+        }
+        CHILD_CHECK(test::Header(Dump(dir, 5))->dump_sequence == 6);
+        auto live = test::ReadFile(test::RingPath(dir.path()));
+        CHILD_CHECK(test::Header(live)->dumps_refused == 0);
+        CHILD_CHECK(test::Header(live)->dumps_open == 0);
+        CHILD_CHECK(test::Header(live)->dumps_released == 5);
+        CHILD_CHECK(test::Header(live)->dumps_sealed == 6);
         return 0;
       }),
       0);
