@@ -237,10 +237,10 @@ std::string MajorityJob(const std::vector<ProcessSnapshot>& snapshots) {
 }
 
 // A ring never renamed from `.ring.init` stands for a process that died
-// during init: no regions, state kProcessStartingState.
+// during init: no regions, state format::kProcessStarting.
 void AsDiedDuringInit(ProcessSnapshot* s) {
   s->is_dump = false;
-  s->process_state = kProcessStartingState;
+  s->process_state = format::kProcessStarting;
   s->comms.clear();
 }
 
@@ -290,7 +290,7 @@ std::vector<std::string> CollectFiles(const std::vector<std::string>& paths,
 }
 
 bool DiedDuringInit(const ProcessSnapshot& process) {
-  return !process.is_dump && process.process_state == kProcessStartingState &&
+  return !process.is_dump && process.process_state == format::kProcessStarting &&
          process.comms.empty();
 }
 

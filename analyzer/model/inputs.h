@@ -83,7 +83,7 @@ std::vector<std::string> CollectFiles(const std::vector<std::string>& paths,
                                       std::vector<RejectedInput>* rejected);
 
 // Keeps one snapshot per process and drops foreign jobs (exposed for tests).
-// Snapshots with process_state kProcessStartingState and no regions stand
+// Snapshots with process_state format::kProcessStarting and no regions stand
 // for processes that died during init (see DiedDuringInit).
 Inputs SelectSnapshots(std::vector<ProcessSnapshot> snapshots, std::vector<RejectedInput> rejected);
 

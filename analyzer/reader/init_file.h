@@ -12,11 +12,9 @@
 
 #include <string>
 
-namespace flightrec {
+#include "flightrec/record_format.h"
 
-// format::ProcessState value of a ring whose init has not finished (format
-// 1.2). Spelled here until record_format.h names it.
-constexpr uint32_t kProcessStartingState = 4;
+namespace flightrec {
 
 constexpr const char* kInitSuffix = ".ring.init";
 constexpr const char* kRingSuffix = ".ring";

@@ -209,7 +209,7 @@ TEST(InitDeathTest, ExplainsMissingRanks) {
   init.host = "host-0";
   init.pid = 4005;
   init.job_id = "job-1";
-  init.process_state = kProcessStartingState;
+  init.process_state = format::kProcessStarting;
   procs.push_back(init);
   const analysis::Inputs in = analysis::SelectSnapshots(procs, {});
   ASSERT_EQ(in.processes.size(), 8u);  // counted in the job
@@ -230,7 +230,7 @@ TEST(InitDeathTest, AloneIsADeadProcess) {
   init.host = "host-0";
   init.pid = 4100;
   init.job_id = "job-1";
-  init.process_state = kProcessStartingState;
+  init.process_state = format::kProcessStarting;
   procs.push_back(init);
   Analyzed a(analysis::SelectSnapshots(procs, {}).processes);
   EXPECT_EQ(a.result.verdict, Verdict::kHang);

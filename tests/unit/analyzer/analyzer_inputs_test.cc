@@ -62,10 +62,10 @@ TEST_F(InputsTest, CollectWalksDirectoriesAndListsForeignFiles) {
   Write("flightrec-job.trigger", false);  // ours, never an input: silent
   Write("x.frdump.tmp", true);            // being written: silent
   // What `flightrec watch` leaves beside the dumps: silent too.
-  for (const char* f : {"flightrec-job.verdict.json", "flightrec-job.verdict.md",
-                        "flightrec-job.verdict.html", "flightrec-job.verdict.txt",
-                        "flightrec-job.verdict.done", "flightrec-job.verdict-3.lock",
-                        "flightrec-job.hook.log"}) {
+  for (const char* f :
+       {"flightrec-job.verdict.json", "flightrec-job.verdict.md", "flightrec-job.verdict.html",
+        "flightrec-job.verdict.txt", "flightrec-job.verdict.done", "flightrec-job.verdict-3.lock",
+        "flightrec-job.hook.log"}) {
     Write(f, false);
   }
   std::vector<RejectedInput> rejected;
@@ -153,7 +153,7 @@ TEST_F(InputsTest, RingsLeftHalfMadeByInitAreProcessesThatDiedDuringInit) {
     h.created_wall_ns = 1700000000123456789ULL;
     std::strcpy(h.host, "host-b");
     std::strcpy(h.job_id, "job-1");
-    h.process_state = kProcessStartingState;
+    h.process_state = format::kProcessStarting;
     FILE* f = std::fopen(header_init.c_str(), "wb");
     std::fwrite(&h, sizeof(h), 1, f);
     const char zeros[100] = {};
