@@ -243,8 +243,12 @@ class WatchTest : public ::testing::Test {
     job_a_ = job_b_ = nullptr;
   }
 
+  // The jobs' own in-job verdict is off: the watcher under test is the
+  // only one (with it on, the job's watcher may win the lock, correctly,
+  // and the one under test stands by).
   static std::map<std::string, std::string> JobEnv(const std::string& job_id) {
     return {{"NCCL_FLIGHTREC_TIMEOUT_S", "2"},
+            {"NCCL_FLIGHTREC_VERDICT", "0"},
             {"NCCL_FLIGHTREC_MAX_COMMS", "4"},
             {"NCCL_FLIGHTREC_RECORDS", "1024"},
             {"NCCL_FLIGHTREC_JOB_ID", job_id}};
@@ -656,7 +660,9 @@ TEST_F(WatchTest, LateDumpsOfTheSameHangMakeNoSecondVerdict) {
     // A rank ignores a trigger within its timeout (2 s) of its own last
     // dump, all sealed before the verdict: this one is answered.
     std::this_thread::sleep_for(std::chrono::milliseconds(2100));
-    RunShell(Flightrec() + " trigger '" + dir + "' --job loop >/dev/null");
+    // The trigger a timed-out rank leaves (a user's plain trigger seals
+    // request dumps, which are no hang evidence).
+    RunShell(Flightrec() + " trigger '" + dir + "' --job loop --reason timeout >/dev/null");
   }
   run.join();
   dirs_.push_back(job.dir);
