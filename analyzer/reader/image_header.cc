@@ -309,6 +309,7 @@ bool ParseHeader(BoundedView image, uint64_t max_image_size, ProcessSnapshot* sn
   layout->capacity = h.region_capacity;
   layout->table_offset = h.region_table_offset;
   layout->records_offset = h.records_offset;
+  layout->version_minor = h.version_minor;
   ChooseAnchor(h, snapshot, layout);
   layout->gpu_to_mono_offset_ns = h.gpu_to_mono_offset_ns;
   layout->gpu_offset_known = h.gpu_offset_samples > 0;

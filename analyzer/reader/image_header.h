@@ -19,6 +19,7 @@ struct ImageLayout {
   uint64_t capacity = 0;        // records per region, a power of two
   uint64_t table_offset = 0;    // RegionDesc[0]
   uint64_t records_offset = 0;  // region 0's Record[0]
+  uint16_t version_minor = 0;   // picks the record checksum rule (RecordChecksumFor)
   // The anchor pair host times are converted with: the header's created_*
   // pair, or the snapshot's own (dump, else heartbeat) pair when the wall
   // clock stepped since init (ParseHeader).

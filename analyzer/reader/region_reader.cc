@@ -186,7 +186,7 @@ void ReadRecords(BoundedView image, const ImageLayout& layout, uint32_t index, u
         continue;
       }
     }
-    if (format::RecordChecksum(rec_view.data, seq) != rec.checksum) {
+    if (format::RecordChecksumFor(layout.version_minor, rec_view.data, seq) != rec.checksum) {
       ++comm->torn;
       continue;
     }

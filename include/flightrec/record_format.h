@@ -154,7 +154,9 @@ constexpr uint16_t kFormatMajor = 1;
 // 1.2: rings published complete (made as `.ring.init`, renamed when done) with
 //      kProcessStarting while init runs; the dump budget fields of FileHeader
 //      (max_dumps .. last_refused_mono_ns).
-constexpr uint16_t kFormatMinor = 2;
+// 1.3: the record checksum gives the slot sequence a round of its own
+//      (RecordChecksum; kChecksumSeedRoundMinor).
+constexpr uint16_t kFormatMinor = 3;
 // The zstd frame magic as it appears in the first four bytes of a dump.
 constexpr uint32_t kZstdFrameMagic = 0xFD2FB528u;
 
@@ -534,29 +536,53 @@ constexpr uint32_t kRecordChecksumOffset = 76;  // offsetof(Record, checksum)
 
 // Checksum of a record's immutable part. This is the one statement of its
 // range: it covers bytes [8, 76) (op_index through type_size), neither the
-// commit word nor the checksum field nor any progress word. It is seeded
-// with the slot sequence, but the seed enters by XOR with op_index, the
-// first word mixed, so where op_index equals the slot sequence (a
-// communicator with collectives only) the seed cancels: the checksum then
-// does not tell two laps' records apart, and a copy holding the old lap's
-// op_index with the new lap's other words verifies. Telling laps apart is
-// the commit word's job (and the re-check's, for a live image). Computed as
-// a 64-bit multiply-xorshift mix of the nine 8-byte words in [8, 80), loaded
-// in host byte order, with the checksum field's four bytes masked out (the
-// mask is the high half of the word at 72, i.e. bytes [76, 80) on a
-// little-endian host): nine rounds, a few ns on the hot path, and any
-// flipped word changes the result.
-inline uint32_t RecordChecksum(const unsigned char* rec, uint64_t slot_seq) {
-  uint64_t h = 0x9e3779b97f4a7c15ULL ^ slot_seq;
+// commit word nor the checksum field nor any progress word. Computed as a
+// 64-bit multiply-xorshift mix: the slot sequence is mixed in first, as a
+// round of its own, then the nine 8-byte words in [8, 80), loaded in host
+// byte order, with the checksum field's four bytes masked out (the mask is
+// the high half of the word at 72, i.e. bytes [76, 80) on a little-endian
+// host): ten rounds, a few ns on the hot path, and any flipped word changes
+// the result. Because the sequence has its own round, a record is bound to
+// its lap even where op_index equals the slot sequence (a communicator with
+// collectives only): a copy holding one lap's commit and op_index with
+// another lap's other words does not verify.
+//
+// Formats 1.0 to 1.2 (kFormatMinor < kChecksumSeedRoundMinor) XOR the
+// sequence into the start value instead of giving it a round; there the
+// sequence and op_index cancel when equal, and the checksum does not tell
+// laps apart. Readers pick the rule by the image's version_minor
+// (RecordChecksumFor).
+constexpr uint16_t kChecksumSeedRoundMinor = 3;
+constexpr uint64_t kChecksumStart = 0x9e3779b97f4a7c15ULL;
+constexpr uint64_t kChecksumMultiplier = 0xff51afd7ed558ccdULL;
+
+inline uint64_t RecordChecksumRound(uint64_t h, uint64_t w) {
+  h ^= w;
+  h *= kChecksumMultiplier;
+  return h ^ (h >> 33);
+}
+
+inline uint32_t RecordChecksumFrom(uint64_t h, const unsigned char* rec) {
   for (uint32_t off = kRecordImmutableBegin; off < 80; off += 8) {
     uint64_t w = 0;
     __builtin_memcpy(&w, rec + off, sizeof(w));
     if (off == 72) w &= 0x00000000ffffffffULL;  // drop the checksum bytes
-    h ^= w;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
+    h = RecordChecksumRound(h, w);
   }
   return static_cast<uint32_t>(h ^ (h >> 32));
+}
+
+// The checksum this format version writes.
+inline uint32_t RecordChecksum(const unsigned char* rec, uint64_t slot_seq) {
+  return RecordChecksumFrom(RecordChecksumRound(kChecksumStart, slot_seq), rec);
+}
+
+// The checksum of an image written as format 1.<version_minor>.
+inline uint32_t RecordChecksumFor(uint16_t version_minor, const unsigned char* rec,
+                                  uint64_t slot_seq) {
+  if (version_minor < kChecksumSeedRoundMinor)
+    return RecordChecksumFrom(kChecksumStart ^ slot_seq, rec);
+  return RecordChecksum(rec, slot_seq);
 }
 
 // Per-type tables must have one entry per enumerator (Tracy's QueueDataSize

@@ -108,11 +108,13 @@ class ImageBuilder {
     return r;
   }
 
-  // Sets commit and checksum of `r` for slot sequence `seq`.
-  static void Seal(format::Record* r, uint64_t seq) {
+  // Sets commit and checksum of `r` for slot sequence `seq`, as format
+  // 1.<version_minor> computes it (default: this format's).
+  static void Seal(format::Record* r, uint64_t seq, uint16_t version_minor = format::kFormatMinor) {
     r->commit = seq + 1;
     r->checksum = 0;
-    r->checksum = format::RecordChecksum(reinterpret_cast<const unsigned char*>(r), seq);
+    r->checksum =
+        format::RecordChecksumFor(version_minor, reinterpret_cast<const unsigned char*>(r), seq);
   }
 
   // A typical collective: AllReduce of `count` floats as op `op_index`.
