@@ -221,8 +221,14 @@ TEST(StatusLive, AHealthyJobIsProgressingEverywhereAndWatchPrintsFrames) {
   EXPECT_NE(text.out.find("job st-ok (8 processes): "), std::string::npos) << text.out;
 
   // --watch into a pipe: successive frames, then SIGINT ends it with 0.
-  const CliRun watch = RunStatus("--watch --interval 0.3 '" + job.rings() +
-                                 "' & w=$!; sleep 2; kill -INT $w; wait $w; exit $?");
+  const std::string out = MakeTempDir("status-watch");
+  CliRun watch;
+  watch.exit_code = RunShell("'" + BuildDir() + "/bin/flightrec' status --watch --interval 0.3 '" +
+                             job.rings() + "' >'" + out + "/out' 2>'" + out +
+                             "/err' & w=$!; sleep 2; kill -INT $w; wait $w");
+  watch.out = ReadText(out + "/out");
+  watch.err = ReadText(out + "/err");
+  RunShell("rm -rf '" + out + "'");
   EXPECT_EQ(watch.exit_code, 0) << watch.err;
   size_t frames = 0;
   for (size_t at = watch.out.find("flightrec status  "); at != std::string::npos;
@@ -317,6 +323,7 @@ struct Listing {
 Listing List(const std::string& dir) {
   Listing l;
   for (const std::string& f : ListFiles(dir, "")) {
+    if (f == dir + "/." || f == dir + "/..") continue;
     struct stat st;
     if (stat(f.c_str(), &st) != 0) continue;
     l.files[f] = {st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
@@ -374,7 +381,8 @@ TEST(StatusFiles, BadFilesGetAReasonJobsAreToldApartAndNothingIsWritten) {
   ASSERT_EQ(problems.count(truncated), 1u) << report["problems"].dump(1);
   EXPECT_EQ(problems[garbage].rfind(garbage + ": ", 0), 0u) << problems[garbage];
   EXPECT_NE(problems[truncated].find("truncated"), std::string::npos) << problems[truncated];
-  EXPECT_EQ(report["ignored_files"], 1);  // notes.txt, never opened
+  // notes.txt and the jobs' exit dumps, never opened.
+  EXPECT_EQ(report["ignored_files"], ListFiles(rings, ".frdump").size() + 1);
   for (const std::string& f : {garbage, truncated}) {
     EXPECT_NE(text.out.find("skipped: " + f + ": "), std::string::npos) << text.out;
   }
