@@ -13,8 +13,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -91,7 +91,7 @@ bool WaitInterval(int ms, bool keys) {
 
 std::string Frame(const StatusArgs& args, const analysis::StatusOptions& options, int* code) {
   const analysis::LiveStatus status = analysis::ReadLiveStatus(args.paths, options);
-  *code = status.jobs.empty() ? kExitNoInput
+  *code = status.jobs.empty()                ? kExitNoInput
           : report::StatusHasTrouble(status) ? kExitTrouble
                                              : kExitOk;
   return args.json ? report::StatusJson(status, options) : report::StatusText(status, options);
@@ -136,10 +136,10 @@ int RunStatus(const StatusArgs& args) {
 void AddStatusCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<StatusArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "status", "Live view of running jobs from their rings: per process alive, progressing, "
-                "stalled, idle or dead, rates, last ops (read-only; docs/status.md)");
-  cmd->add_option("paths", args->paths, "Directories with ring files (or ring files)")
-      ->required();
+      "status",
+      "Live view of running jobs from their rings: per process alive, progressing, "
+      "stalled, idle or dead, rates, last ops (read-only; docs/status.md)");
+  cmd->add_option("paths", args->paths, "Directories with ring files (or ring files)")->required();
   cmd->add_flag("--json", args->json, "Print the flightrec.status/1 JSON (docs/status.md)");
   cmd->add_flag("--watch", args->watch,
                 "Refresh in place until SIGINT or 'q' (successive frames when not a terminal)");

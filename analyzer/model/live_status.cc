@@ -157,7 +157,8 @@ void ComputeJob(const StatusOptions& options, uint64_t now, JobStatus* job) {
     s.dead_after_ns = pr.dead_after_ns;
     s.liveness = pr.liveness;
     s.has_heartbeat = p.heartbeat_wall_ns != 0;
-    if (s.has_heartbeat && now_p > p.heartbeat_wall_ns) s.heartbeat_age_ns = now_p - p.heartbeat_wall_ns;
+    if (s.has_heartbeat && now_p > p.heartbeat_wall_ns)
+      s.heartbeat_age_ns = now_p - p.heartbeat_wall_ns;
     // Its last sign of life on the common time line (progress.cc): the
     // newest heartbeat of the job minus its gap behind it.
     const uint64_t newest = progress.newest_heartbeat_wall_ns;
@@ -270,10 +271,10 @@ std::string JobSummary(const JobStatus& job) {
     if (g.count == 0) {
       // A p2p op names its peer, which differs per member: the group says
       // the function and index only.
-      g.label = r.is_p2p() ? std::string(format::FuncName(r.func)) + " #" +
-                                 std::to_string(r.op_index) + " on " +
-                                 (c.name.empty() ? HexId(c.comm_id) : c.name)
-                           : OpOnComm(p, s.pending_comm, s.pending_record);
+      g.label = r.is_p2p()
+                    ? std::string(format::FuncName(r.func)) + " #" + std::to_string(r.op_index) +
+                          " on " + (c.name.empty() ? HexId(c.comm_id) : c.name)
+                    : OpOnComm(p, s.pending_comm, s.pending_record);
     }
     ++g.count;
     g.longest_ns = std::max(g.longest_ns, s.pending_age_ns);
@@ -284,9 +285,9 @@ std::string JobSummary(const JobStatus& job) {
                    [](const Group& a, const Group& b) { return a.count > b.count; });
   std::string out;
   auto add = [&out](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
-  for (LiveState st : {LiveState::kProgressing, LiveState::kStalled, LiveState::kIdle,
-                       LiveState::kDead, LiveState::kStarting, LiveState::kExited,
-                       LiveState::kDisabled}) {
+  for (LiveState st :
+       {LiveState::kProgressing, LiveState::kStalled, LiveState::kIdle, LiveState::kDead,
+        LiveState::kStarting, LiveState::kExited, LiveState::kDisabled}) {
     const auto it = counts.find(st);
     if (it == counts.end()) continue;
     std::string part = std::to_string(it->second) + " " + LiveStateName(st);
@@ -343,12 +344,13 @@ LiveStatus ReadLiveStatus(const std::vector<std::string>& paths, const StatusOpt
       }
       continue;
     }
-    std::string reason = !f.ring.error.empty() ? f.ring.error
+    std::string reason = !f.ring.error.empty()   ? f.ring.error
                          : !f.init.error.empty() ? f.path + ": " + f.init.error
                                                  : f.path + ": unreadable";
     // Listed, then gone: a `.ring.init` renamed to its `.ring`, or a ring
     // removed by a job's cleanup.
-    if (reason.find("No such file") != std::string::npos) reason += " (it vanished while being read)";
+    if (reason.find("No such file") != std::string::npos)
+      reason += " (it vanished while being read)";
     out.problems.push_back({f.path, reason});
   }
   // A header-less ring being created: host and pid from its name, under
@@ -368,10 +370,10 @@ LiveStatus ReadLiveStatus(const std::vector<std::string>& paths, const StatusOpt
       }
     }
     if (!named) {
-      out.problems.push_back({files[i].path,
-                              files[i].path + ": a ring being created (" +
-                                  (files[i].init.size == 0 ? "empty" : "no header yet") +
-                                  "), of no job whose rings are here"});
+      out.problems.push_back(
+          {files[i].path, files[i].path + ": a ring being created (" +
+                              (files[i].init.size == 0 ? "empty" : "no header yet") +
+                              "), of no job whose rings are here"});
       continue;
     }
     snapshots.push_back(std::move(s));

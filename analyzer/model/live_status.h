@@ -26,7 +26,8 @@ namespace flightrec {
 namespace analysis {
 
 enum class LiveState {
-  kProgressing,  // completed an op in the window, or its oldest pending op is younger than the limit
+  kProgressing,  // completed an op in the window, or its oldest pending op is younger than the
+                 // limit
   kStalled,      // its oldest pending op is older than the limit
   kIdle,         // nothing pending, nothing completed in the window
   kDead,         // the analyzer's dead rule, "now" counting as a heartbeat
@@ -47,22 +48,22 @@ struct StatusOptions {
 
 // One communicator region of a process.
 struct CommStatus {
-  bool tracked = true;       // completions are recorded (KernelCh/ProxyOp events)
-  int32_t last_done = -1;    // index into the region's records: its newest completed op
+  bool tracked = true;        // completions are recorded (KernelCh/ProxyOp events)
+  int32_t last_done = -1;     // index into the region's records: its newest completed op
   uint64_t last_done_ns = 0;  // when it completed (its own clock)
-  uint64_t pending = 0;      // ops held that are not done (tracked regions only)
-  uint64_t ops = 0;          // ops completed in the window (enqueued, when untracked)
-  uint64_t bytes = 0;        // their bytes
-  uint64_t span_ns = 0;      // how much of the window the ring still covers
+  uint64_t pending = 0;       // ops held that are not done (tracked regions only)
+  uint64_t ops = 0;           // ops completed in the window (enqueued, when untracked)
+  uint64_t bytes = 0;         // their bytes
+  uint64_t span_ns = 0;       // how much of the window the ring still covers
 };
 
 struct ProcessStatus {
   LiveState state = LiveState::kIdle;
-  bool alive = false;             // heartbeat no older than dead_after_ns
+  bool alive = false;  // heartbeat no older than dead_after_ns
   bool has_heartbeat = false;
-  uint64_t heartbeat_age_ns = 0;  // reading instant minus heartbeat, its host's clock
-  uint64_t silent_ns = 0;         // since its last sign of life, on the common time line
-  uint64_t dead_after_ns = 0;     // the silence that makes it dead (progress.h)
+  uint64_t heartbeat_age_ns = 0;           // reading instant minus heartbeat, its host's clock
+  uint64_t silent_ns = 0;                  // since its last sign of life, on the common time line
+  uint64_t dead_after_ns = 0;              // the silence that makes it dead (progress.h)
   Liveness liveness = Liveness::kUnknown;  // asked only when silent that long
   int32_t pending_comm = -1;               // oldest pending op: region index into comms
   int32_t pending_record = -1;             // and record index in that region
@@ -84,11 +85,11 @@ struct JobStatus {
 
 struct LiveStatus {
   uint64_t now_wall_ns = 0;
-  std::vector<JobStatus> jobs;                 // by job id
-  std::vector<RejectedInput> problems;         // ring files not read, with the reason
-  std::vector<SupersededInput> superseded;     // e.g. a `.ring.init` beside its `.ring`
-  std::vector<std::string> other_jobs;         // jobs left out by StatusOptions::job
-  uint64_t ignored_files = 0;                  // files in the directories that are not rings
+  std::vector<JobStatus> jobs;              // by job id
+  std::vector<RejectedInput> problems;      // ring files not read, with the reason
+  std::vector<SupersededInput> superseded;  // e.g. a `.ring.init` beside its `.ring`
+  std::vector<std::string> other_jobs;      // jobs left out by StatusOptions::job
+  uint64_t ignored_files = 0;               // files in the directories that are not rings
 };
 
 // Reads the rings under `paths`: directories are walked for `*.ring` and

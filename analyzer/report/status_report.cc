@@ -249,13 +249,14 @@ std::string StatusJson(const LiveStatus& status, const StatusOptions& options) {
   json jobs = json::array(), processes = json::array();
   for (const JobStatus& job : status.jobs) {
     json counts = json::object();
-    for (LiveState st : {LiveState::kProgressing, LiveState::kStalled, LiveState::kIdle,
-                         LiveState::kDead, LiveState::kExited, LiveState::kStarting,
-                         LiveState::kDisabled}) {
+    for (LiveState st :
+         {LiveState::kProgressing, LiveState::kStalled, LiveState::kIdle, LiveState::kDead,
+          LiveState::kExited, LiveState::kStarting, LiveState::kDisabled}) {
       counts[analysis::LiveStateName(st)] = 0;
     }
     for (const ProcessStatus& s : job.status) {
-      counts[analysis::LiveStateName(s.state)] = counts[analysis::LiveStateName(s.state)].get<int>() + 1;
+      counts[analysis::LiveStateName(s.state)] =
+          counts[analysis::LiveStateName(s.state)].get<int>() + 1;
     }
     jobs.push_back({{"job_id", job.job_id},
                     {"processes", job.processes.size()},

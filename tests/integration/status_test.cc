@@ -223,9 +223,9 @@ TEST(StatusLive, AHealthyJobIsProgressingEverywhereAndWatchPrintsFrames) {
   // --watch into a pipe: successive frames, then SIGINT ends it with 0.
   const std::string out = MakeTempDir("status-watch");
   CliRun watch;
-  watch.exit_code = RunShell("'" + BuildDir() + "/bin/flightrec' status --watch --interval 0.3 '" +
-                             job.rings() + "' >'" + out + "/out' 2>'" + out +
-                             "/err' & w=$!; sleep 2; kill -INT $w; wait $w");
+  watch.exit_code =
+      RunShell("'" + BuildDir() + "/bin/flightrec' status --watch --interval 0.3 '" + job.rings() +
+               "' >'" + out + "/out' 2>'" + out + "/err' & w=$!; sleep 2; kill -INT $w; wait $w");
   watch.out = ReadText(out + "/out");
   watch.err = ReadText(out + "/err");
   RunShell("rm -rf '" + out + "'");
@@ -341,10 +341,10 @@ TEST(StatusFiles, BadFilesGetAReasonJobsAreToldApartAndNothingIsWritten) {
   const std::string rings = MakeTempDir("status-files");
   for (const char* id : {"st-a", "st-b"}) {
     JobSlot slot;
-    const EmuJob job = RunEmu("status-files-job",
-                              "--ranks 2 --tp 2 --ranks-per-node 2 --ops 64 --job-id " +
-                                  std::string(id),
-                              {{"NCCL_FLIGHTREC_DIR", rings}});
+    const EmuJob job =
+        RunEmu("status-files-job",
+               "--ranks 2 --tp 2 --ranks-per-node 2 --ops 64 --job-id " + std::string(id),
+               {{"NCCL_FLIGHTREC_DIR", rings}});
     ASSERT_EQ(job.status, 0) << job.stderr_text;
     RunShell("rm -rf '" + job.dir + "'");
   }
