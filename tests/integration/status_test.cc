@@ -5,7 +5,8 @@
 //  * a job hung by `stuck:rank=5` before a tp1 Broadcast: tp1's other ranks
 //    stalled at that Broadcast, the culprit idle with its last tp1 op the
 //    one before, and the job summary naming the op;
-//  * a rank SIGKILLed mid-run: dead, the others not;
+//  * a rank SIGKILLed mid-run: dead, the others not; then every rank
+//    killed at once: all dead (silent against the reading instant);
 //  * the JSON carries exactly the fields docs/status.md documents;
 //  * ring files that are garbage, truncated or half-made get a line with the
 //    reason, two jobs in one directory are told apart (and `--job` picks
@@ -313,6 +314,13 @@ TEST(StatusLive, ASigkilledRankIsDeadAndTheOthersAreNot) {
   }
   EXPECT_EQ(report["jobs"][0]["counts"]["dead"], 1);
   ExpectDocumented(report);
+
+  // The launcher SIGKILLs every rank: no heartbeat beats on, and the
+  // reading instant is what they are silent against.
+  job.Stop();
+  const json after = StatusUntil(args, [](const json& r) { return CountState(r, "dead") == 8; });
+  ASSERT_TRUE(after.is_object());
+  EXPECT_EQ(CountState(after, "dead"), 8u) << after["jobs"].dump(1);
 }
 
 struct Listing {
