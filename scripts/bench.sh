@@ -8,7 +8,8 @@
 #   FLIGHTREC_BENCH_SIZES="64 256 1024 4096 16384"   analyzer job sizes (ranks)
 #   FLIGHTREC_BENCH_REPS=5      repetitions of the hot-path benchmarks (min is reported)
 #   FLIGHTREC_BENCH_ANALYZE_RUNS=3  analyze / decompress runs per size (best is reported)
-#   FLIGHTREC_BENCH_PARTS="hotpath seal analyzer"    which parts to run
+#   FLIGHTREC_BENCH_PARTS="hotpath seal analyzer status"    which parts to run
+#   FLIGHTREC_BENCH_STATUS_RANKS=64   ranks of the live job `flightrec status` reads
 #   FLIGHTREC_BENCH_KEEP=1      keep the generated jobs (several GB at 16k ranks)
 # Never part of ctest: minutes of CPU and gigabytes of disk at the top size.
 set -euo pipefail
@@ -19,7 +20,8 @@ BUILD="${FLIGHTREC_BENCH_BUILD:-$OUT/build}"
 SIZES="${FLIGHTREC_BENCH_SIZES:-64 256 1024 4096 16384}"
 REPS="${FLIGHTREC_BENCH_REPS:-5}"
 ANALYZE_RUNS="${FLIGHTREC_BENCH_ANALYZE_RUNS:-3}"
-PARTS="${FLIGHTREC_BENCH_PARTS:-hotpath seal analyzer}"
+PARTS="${FLIGHTREC_BENCH_PARTS:-hotpath seal analyzer status}"
+STATUS_RANKS="${FLIGHTREC_BENCH_STATUS_RANKS:-64}"
 JOBS="$OUT/jobs"
 
 log() { printf '[bench] %s\n' "$*" >&2; }
@@ -30,7 +32,7 @@ build() {
     cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   fi
   ninja -C "$BUILD" -j"$(nproc)" flightrec-bench-hotpath flightrec-bench-seal flightrec-genjob \
-    flightrec_cli >/dev/null
+    flightrec_cli nccl-profiler-flightrec flightrec_emu_bin >/dev/null
 }
 
 machine() {
@@ -133,11 +135,56 @@ run_analyzer() {
   for n in $SIZES; do run_size "$n"; done
 }
 
+# `flightrec status` on the live rings of a running emulated job (the rings
+# full: every tp comm wrapped): whole processes, as a user runs it.
+run_status() {
+  log "status: $STATUS_RANKS live rings of a running emulated job"
+  local rings="$OUT/status-rings" jobdir="$OUT/status-job"
+  rm -rf "$rings" "$jobdir" && mkdir -p "$rings"
+  env NCCL_PROFILER_PLUGIN=flightrec LD_LIBRARY_PATH="$BUILD/lib" NCCL_FLIGHTREC_DIR="$rings" \
+    NCCL_FLIGHTREC_TIMEOUT_S=600 "$BUILD/bin/flightrec-emu" run --ranks "$STATUS_RANKS" --tp 8 \
+    --ranks-per-node 8 --ops 1000000000 --step-us 200 --hang-timeout-s 600 \
+    --job-id bench-status --job-dir "$jobdir" --summary "$jobdir.summary.json" >/dev/null 2>&1 &
+  local launcher=$!
+  python3 - "$BUILD/bin/flightrec" "$rings" "$STATUS_RANKS" "$OUT/status.json" <<'EOF'
+import json, subprocess, sys, time
+flightrec, rings, ranks, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+def status():
+    t = time.perf_counter()
+    p = subprocess.run([flightrec, "status", "--json", rings], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t, p.stdout
+deadline = time.time() + 900
+full = False
+while time.time() < deadline:  # every process progressing and every tp comm's ring wrapped
+    _, o = status()
+    try:
+        r = json.loads(o)
+    except ValueError:
+        time.sleep(1)
+        continue
+    procs = r.get("processes", [])
+    if len(procs) == ranks and all(p["state"] == "progressing" for p in procs):
+        full = all(c["last_completed"] and c["last_completed"]["op"]["index"] >= 4096
+                   for p in procs for c in p["comms"] if c["name"].startswith("tp"))
+        if full:
+            break
+    time.sleep(2)
+runs = sorted(status()[0] for _ in range(15))
+json.dump({"ranks": ranks, "rings_full": full, "min_s": runs[0], "median_s": runs[len(runs) // 2],
+           "max_s": runs[-1], "runs": len(runs)}, open(out, "w"))
+EOF
+  kill -TERM "$launcher" 2>/dev/null || true
+  wait "$launcher" 2>/dev/null || true
+  rm -rf "$rings" "$jobdir" "$jobdir.summary.json"
+}
+
 build
 machine
 has_part hotpath && run_hotpath
 has_part seal && run_seal
 has_part analyzer && run_analyzer
+has_part status && run_status
 
 # The table: minimum over repetitions (other load only ever adds time).
 python3 - "$OUT" <<'EOF'
@@ -177,6 +224,11 @@ if seal:
         c = {k: v for k, v in b.items() if k.startswith(("writer_", "copy_", "zstd_", "dump_bytes"))}
         print("%-44s %8.1f ms  %s" % (b["name"].split("/iterations")[0], b["real_time"],
               " ".join("%s=%.4g" % kv for kv in sorted(c.items()))))
+st = load("status.json")
+if st:
+    print("\nstatus: flightrec status --json over %d live rings (%s), whole process, %d runs" % (
+          st["ranks"], "every tp ring wrapped" if st["rings_full"] else "rings NOT yet full", st["runs"]))
+    print("min %.1f ms  median %.1f ms  max %.1f ms" % (st["min_s"] * 1e3, st["median_s"] * 1e3, st["max_s"] * 1e3))
 rows = os.path.join(out, "analyzer.jsonl")
 if os.path.exists(rows):
     print("\nanalyzer: flightrec analyze over N ranks x 4096 records (one hung rank)")

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +39,54 @@ bool ReadWholeFile(int fd, uint64_t size, reader_internal::ByteBuffer* out, std:
   const bool ok = reader_internal::PreadFully(fd, 0, out->data(), size, &done, error);
   out->Resize(static_cast<size_t>(done));
   return ok;
+}
+
+// An uncompressed image (a ring) with only the bytes the parser looks at
+// read: the header, the region table and, of each region in use, its slots
+// in use. A ring's record areas are sized for NCCL_FLIGHTREC_MAX_COMMS
+// regions (16 by default) of which a job uses a few: 1.5 of a ring's 8 MiB
+// with 3 communicators at the default 4,096 records, the rest being a copy
+// in the kernel for nothing (`flightrec status` reads every ring of a job
+// on each refresh). The parser never reads a free
+// region's records or anything outside these ranges (ParseHeader reads the
+// header, ReadRegion a descriptor and its slots [0, min(head, capacity))),
+// so the bytes left unread, indeterminate in the buffer, are never looked
+// at. Returns false when the layout cannot be judged from the header or a
+// range comes back short (the file changed size): the caller then reads the
+// whole file and the parser says what is wrong with it.
+bool ReadInUse(int fd, uint64_t size, uint64_t max_image_size, reader_internal::ByteBuffer* out) {
+  if (size < format::kHeaderSize) return false;
+  out->Resize(static_cast<size_t>(size));
+  std::string error;
+  auto read = [&](uint64_t offset, uint64_t n) {
+    uint64_t done = 0;
+    return offset <= size && n <= size - offset &&
+           reader_internal::PreadFully(fd, offset, out->data() + offset, n, &done, &error) &&
+           done == n;
+  };
+  if (!read(0, format::kHeaderSize)) return false;
+  const BoundedView image{out->data(), static_cast<size_t>(size)};
+  ProcessSnapshot header;
+  reader_internal::ImageLayout layout;
+  if (!reader_internal::ParseHeader(image, max_image_size, &header, &layout, &error)) return false;
+  if (!read(layout.table_offset, uint64_t{layout.max_regions} * format::kRegionDescSize)) {
+    return false;
+  }
+  for (uint32_t i = 0; i < layout.max_regions; ++i) {
+    const uint64_t desc = layout.table_offset + uint64_t{i} * format::kRegionDescSize;
+    uint32_t state = 0;
+    uint64_t head = 0;
+    if (!image.Read(desc + offsetof(format::RegionDesc, state), &state) ||
+        !image.Read(desc + offsetof(format::RegionDesc, head), &head)) {
+      return false;
+    }
+    if (state == format::kRegionFree) continue;
+    const uint64_t used = head < layout.capacity ? head : layout.capacity;
+    const uint64_t base =
+        layout.records_offset + uint64_t{i} * layout.capacity * format::kRecordSize;
+    if (used > 0 && !read(base, used * format::kRecordSize)) return false;
+  }
+  return true;
 }
 
 // True unless the first 8 bytes are there and start neither a ring (format
@@ -132,7 +181,10 @@ ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits) {
     error = "file is " + std::to_string(st.st_size) + " bytes, more than the limit of " +
             std::to_string(limits.max_image_size);
   } else {
-    read_ok = ReadWholeFile(fd, static_cast<uint64_t>(st.st_size), &bytes, &error);
+    const BoundedView h{head, static_cast<size_t>(head_size)};
+    read_ok = (!reader_internal::IsZstdFrame(h) &&
+               ReadInUse(fd, static_cast<uint64_t>(st.st_size), limits.max_image_size, &bytes)) ||
+              ReadWholeFile(fd, static_cast<uint64_t>(st.st_size), &bytes, &error);
   }
   if (foreign || !read_ok) {
     close(fd);

@@ -2,6 +2,7 @@
 
 #include "analyzer/model/analyzer.h"
 #include "analyzer/model/describe.h"
+#include "analyzer/report/op_json.h"
 #include "analyzer/report/report.h"
 #include "flightrec/record_names.h"
 
@@ -52,6 +53,8 @@ json ProcessJson(const ReportInput& in, int32_t process, int32_t group, int32_t 
   return j;
 }
 
+}  // namespace
+
 json OpJson(const OpRef& op) {
   if (!op.valid) return nullptr;
   json j = {{"func", format::FuncName(op.func)},
@@ -61,6 +64,8 @@ json OpJson(const OpRef& op) {
   if (op.user_tag != 0) j["user_tag"] = op.user_tag;
   return j;
 }
+
+namespace {
 
 json DetailJson(const JobIndex& index, const RankNote& n) {
   json d = {{"rank", n.rank}, {"where", analysis::WhereaboutsName(n.where)}};

@@ -1,0 +1,410 @@
+#include "analyzer/model/live_status.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "analyzer/model/describe.h"
+#include "analyzer/model/detectors.h"
+#include "analyzer/model/job_index.h"
+#include "analyzer/model/parallel.h"
+#include "analyzer/model/progress.h"
+#include "analyzer/reader/init_file.h"
+#include "analyzer/reader/snapshot_reader.h"
+#include "flightrec/record_format.h"
+#include "flightrec/record_names.h"
+
+namespace flightrec {
+namespace analysis {
+namespace {
+
+namespace fs = std::filesystem;
+
+uint64_t WallNowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+bool RingName(const std::string& path) {
+  return HasSuffix(path, kRingSuffix) || HasSuffix(path, kInitSuffix);
+}
+
+// One file to read, and what reading it gave.
+struct FileRead {
+  std::string path;
+  ReadResult ring;  // ReadSnapshotFile, not for `.ring.init`
+  InitFile init;    // ReadInitFile: `.ring.init`, or a `.ring` the reader refused
+  bool init_read = false;
+};
+
+void ReadOne(FileRead* f) {
+  if (!HasSuffix(f->path, kInitSuffix)) {
+    f->ring = ReadSnapshotFile(f->path);
+    if (f->ring.ok || !HasSuffix(f->path, kRingSuffix)) return;
+  }
+  // A ring being created: the header only (an all-zero `.ring` is how
+  // older plugins created theirs).
+  f->init = ReadInitFile(f->path);
+  f->init_read = true;
+}
+
+// The snapshot of a ring not made yet: its header's identity, else the
+// name's (host and pid, once the job id is known), no regions.
+ProcessSnapshot StartingSnapshot(const std::string& path, const InitFile& f) {
+  ProcessSnapshot s;
+  s.path = path;
+  s.file_size = f.size;
+  s.process_state = format::kProcessStarting;
+  s.created_wall_ns = f.header ? f.created_wall_ns : f.mtime_ns;
+  if (f.header) {
+    s.version_major = format::kFormatMajor;
+    s.pid = f.pid;
+    s.host = f.host;
+    s.job_id = f.job_id;
+  }
+  return s;
+}
+
+// The oldest time a region still holds, for a region whose ring wrapped:
+// what happened before it is gone, so the rate covers only what is held.
+uint64_t OldestHeldNs(const CommSnapshot& c) {
+  uint64_t t = UINT64_MAX;
+  for (const OpRecord& r : c.records) {
+    const uint64_t e = r.t_enqueue_ns != 0 ? r.t_enqueue_ns : r.last_progress_ns();
+    if (e != 0) t = std::min(t, e);
+  }
+  return t == UINT64_MAX ? 0 : t;
+}
+
+// When a completed op ended on its host's clock: the GPU end, else its
+// last progress (proxy-only completion), else when NCCL took it.
+uint64_t DoneNs(const OpRecord& r) {
+  const uint64_t t = r.last_progress_ns();
+  if (t != 0) return t;
+  return r.t_enqueued_ns != 0 ? r.t_enqueued_ns : r.t_enqueue_ns;
+}
+
+CommStatus CommOf(const ProcessSnapshot& p, const CommSnapshot& c, uint64_t now,
+                  uint64_t window_ns) {
+  CommStatus s;
+  s.tracked = (c.flags & format::kRegionCompletionTracked) != 0;
+  const uint64_t window_start = now > window_ns ? now - window_ns : 0;
+  for (size_t i = 0; i < c.records.size(); ++i) {
+    const OpRecord& r = c.records[i];
+    if (!s.tracked) {
+      // No op ever reaches "done": count what NCCL was given.
+      if (r.t_enqueue_ns >= window_start && r.t_enqueue_ns <= now) {
+        ++s.ops;
+        s.bytes += r.bytes;
+      }
+      continue;
+    }
+    if (r.state < format::kOpDone) {
+      ++s.pending;
+      continue;
+    }
+    const uint64_t end = DoneNs(r);
+    if (s.last_done < 0 || end >= s.last_done_ns) {
+      s.last_done = static_cast<int32_t>(i);
+      s.last_done_ns = end;
+    }
+    if (end >= window_start && end <= now) {
+      ++s.ops;
+      s.bytes += r.bytes;
+    }
+  }
+  uint64_t start = std::max(window_start, p.created_wall_ns);
+  if (c.overwritten > 0) start = std::max(start, OldestHeldNs(c));
+  s.span_ns = now > start ? now - start : 0;
+  return s;
+}
+
+// Host offset of the reading machine against the job's common time line:
+// that of a process on this host, else 0 (its clock taken as synchronized).
+int64_t ReaderOffset(const std::vector<ProcessSnapshot>& procs, const JobProgress& progress) {
+  for (size_t p = 0; p < procs.size(); ++p) {
+    if (procs[p].host == ThisHost() && p < progress.clock_offset_ns.size()) {
+      return progress.clock_offset_ns[p];
+    }
+  }
+  return 0;
+}
+
+void ComputeJob(const StatusOptions& options, uint64_t now, JobStatus* job) {
+  const std::vector<ProcessSnapshot>& procs = job->processes;
+  const JobIndex index(procs);
+  ProgressOptions po;
+  po.stuck_after_ns = options.stalled_after_ns;
+  po.liveness = options.liveness;
+  const JobProgress progress = ComputeProgress(index, po);
+  const LivenessCheck liveness = options.liveness ? options.liveness : CheckLiveness;
+  const uint64_t now_common = now - static_cast<uint64_t>(ReaderOffset(procs, progress));
+  job->status.assign(procs.size(), ProcessStatus());
+  for (size_t i = 0; i < procs.size(); ++i) {
+    const ProcessSnapshot& p = procs[i];
+    const ProcessProgress& pr = progress.processes[i];
+    ProcessStatus& s = job->status[i];
+    // This process's host clock at the reading instant.
+    const uint64_t now_p = progress.clock_offset_ns.size() > i
+                               ? now_common + static_cast<uint64_t>(progress.clock_offset_ns[i])
+                               : now;
+    s.dead_after_ns = pr.dead_after_ns;
+    s.liveness = pr.liveness;
+    s.has_heartbeat = p.heartbeat_wall_ns != 0;
+    if (s.has_heartbeat && now_p > p.heartbeat_wall_ns)
+      s.heartbeat_age_ns = now_p - p.heartbeat_wall_ns;
+    // Its last sign of life on the common time line (progress.cc): the
+    // newest heartbeat of the job minus its gap behind it.
+    const uint64_t newest = progress.newest_heartbeat_wall_ns;
+    const uint64_t last_sign = newest > pr.heartbeat_gap_ns ? newest - pr.heartbeat_gap_ns : 0;
+    if (last_sign != 0 && now_common > last_sign) s.silent_ns = now_common - last_sign;
+    s.silent_ns = std::max(s.silent_ns, pr.heartbeat_gap_ns);
+    const bool running = !p.is_dump && p.process_state == format::kProcessRunning;
+    bool dead = pr.dead;
+    // The analyzer's rule with the reading instant as the newest heartbeat:
+    // silent past dead_after_ns, and not seen running on this machine.
+    if (!dead && running && last_sign != 0 && s.silent_ns > pr.dead_after_ns) {
+      s.liveness = liveness(p);
+      dead = s.liveness != Liveness::kRunning;
+    }
+    s.alive = running && !dead && s.silent_ns <= pr.dead_after_ns;
+    s.dropped = LostEvents(p);
+    uint64_t ops = 0;
+    s.comms.reserve(p.comms.size());
+    for (const CommSnapshot& c : p.comms) {
+      s.comms.push_back(CommOf(p, c, now_p, options.window_ns));
+      const CommStatus& cs = s.comms.back();
+      s.torn += c.torn;
+      s.pending_ops += cs.pending;
+      ops += cs.ops;
+      if (cs.span_ns > 0) {
+        s.ops_per_s += static_cast<double>(cs.ops) * 1e9 / static_cast<double>(cs.span_ns);
+        s.bytes_per_s += static_cast<double>(cs.bytes) * 1e9 / static_cast<double>(cs.span_ns);
+      }
+    }
+    if (pr.blocked()) {
+      s.pending_comm = pr.blocked_comm;
+      s.pending_record = pr.blocked_record;
+      const uint64_t enq = p.comms[pr.blocked_comm].records[pr.blocked_record].t_enqueue_ns;
+      if (now_p > enq) s.pending_age_ns = now_p - enq;
+    }
+    if (DiedDuringInit(p)) {
+      // Starting now, or gone without finishing init (this machine only).
+      s.state = liveness(p) == Liveness::kGone ? LiveState::kDead : LiveState::kStarting;
+    } else if (p.process_state == format::kProcessExited) {
+      s.state = LiveState::kExited;
+    } else if (p.process_state == format::kProcessDisabled) {
+      s.state = LiveState::kDisabled;
+    } else if (dead) {
+      s.state = LiveState::kDead;
+    } else if (s.has_pending() && s.pending_age_ns >= options.stalled_after_ns) {
+      s.state = LiveState::kStalled;
+    } else if (ops > 0 || s.has_pending()) {
+      s.state = LiveState::kProgressing;
+    } else {
+      s.state = LiveState::kIdle;
+    }
+  }
+}
+
+std::string AgeText(uint64_t ns) {
+  char buf[32];
+  const double s = static_cast<double>(ns) / 1e9;
+  std::snprintf(buf, sizeof(buf), s < 10 ? "%.1f s" : "%.0f s", s);
+  return buf;
+}
+
+}  // namespace
+
+const char* LiveStateName(LiveState state) {
+  switch (state) {
+    case LiveState::kProgressing:
+      return "progressing";
+    case LiveState::kStalled:
+      return "stalled";
+    case LiveState::kIdle:
+      return "idle";
+    case LiveState::kDead:
+      return "dead";
+    case LiveState::kExited:
+      return "exited";
+    case LiveState::kStarting:
+      return "starting";
+    case LiveState::kDisabled:
+      return "disabled";
+  }
+  return "unknown";
+}
+
+std::string OpOnComm(const ProcessSnapshot& p, int32_t comm, int32_t record) {
+  if (comm < 0 || static_cast<size_t>(comm) >= p.comms.size()) return "(no op)";
+  const CommSnapshot& c = p.comms[comm];
+  if (record < 0 || static_cast<size_t>(record) >= c.records.size()) return "(no op)";
+  const std::string name = c.name.empty() ? HexId(c.comm_id) : c.name;
+  return OpLabel(OpOf(c.records[record])) + " on " + name;
+}
+
+std::string JobSummary(const JobStatus& job) {
+  std::map<LiveState, size_t> counts;
+  // Stalled processes by the op they wait at: (comm id, collective or p2p,
+  // op index) -> label, how many, longest.
+  struct Group {
+    std::string label;
+    size_t count = 0;
+    uint64_t longest_ns = 0;
+  };
+  std::map<std::tuple<uint64_t, bool, uint64_t, uint8_t>, Group> stalled;
+  for (size_t i = 0; i < job.status.size(); ++i) {
+    const ProcessStatus& s = job.status[i];
+    ++counts[s.state];
+    if (s.state != LiveState::kStalled) continue;
+    const ProcessSnapshot& p = job.processes[i];
+    const CommSnapshot& c = p.comms[s.pending_comm];
+    const OpRecord& r = c.records[s.pending_record];
+    Group& g = stalled[std::make_tuple(c.comm_id, r.is_p2p(), r.op_index, r.func)];
+    if (g.count == 0) {
+      // A p2p op names its peer, which differs per member: the group says
+      // the function and index only.
+      g.label = r.is_p2p()
+                    ? std::string(format::FuncName(r.func)) + " #" + std::to_string(r.op_index) +
+                          " on " + (c.name.empty() ? HexId(c.comm_id) : c.name)
+                    : OpOnComm(p, s.pending_comm, s.pending_record);
+    }
+    ++g.count;
+    g.longest_ns = std::max(g.longest_ns, s.pending_age_ns);
+  }
+  std::vector<Group> groups;
+  for (auto& [key, g] : stalled) groups.push_back(g);
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const Group& a, const Group& b) { return a.count > b.count; });
+  std::string out;
+  auto add = [&out](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
+  for (LiveState st :
+       {LiveState::kProgressing, LiveState::kStalled, LiveState::kIdle, LiveState::kDead,
+        LiveState::kStarting, LiveState::kExited, LiveState::kDisabled}) {
+    const auto it = counts.find(st);
+    if (it == counts.end()) continue;
+    std::string part = std::to_string(it->second) + " " + LiveStateName(st);
+    if (st == LiveState::kStalled) {
+      // "2 stalled at X for 41 s"; "5 stalled: 3 at X for 41 s; 2 at Y for 40 s".
+      for (size_t k = 0; k < groups.size() && k < 3; ++k) {
+        part += groups.size() == 1 ? " at "
+                : k == 0           ? ": " + std::to_string(groups[k].count) + " at "
+                                   : "; " + std::to_string(groups[k].count) + " at ";
+        part += groups[k].label + " for " + AgeText(groups[k].longest_ns);
+      }
+      if (groups.size() > 3) part += "; " + std::to_string(groups.size() - 3) + " more ops";
+    }
+    add(part);
+  }
+  return out.empty() ? "no processes" : out;
+}
+
+LiveStatus ReadLiveStatus(const std::vector<std::string>& paths, const StatusOptions& options) {
+  LiveStatus out;
+  std::vector<FileRead> files;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    const bool dir = fs::is_directory(path, ec);
+    for (const std::string& f : CollectFiles({path}, &out.problems)) {
+      if (dir && !RingName(f)) {
+        ++out.ignored_files;  // dumps, logs, checkpoints: never opened
+        continue;
+      }
+      files.push_back(FileRead{f, {}, {}, false});
+    }
+  }
+  ParallelFor(files.size(), [&files](size_t i) { ReadOne(&files[i]); });
+  out.now_wall_ns = options.now_wall_ns != 0 ? options.now_wall_ns : WallNowNs();
+
+  std::vector<ProcessSnapshot> snapshots;
+  std::vector<size_t> nameless;  // being created, no header yet
+  for (size_t i = 0; i < files.size(); ++i) {
+    FileRead& f = files[i];
+    if (f.ring.ok) {
+      if (f.ring.snapshot.is_dump) {
+        out.problems.push_back({f.path, "a dump, not a live ring (flightrec analyze reads dumps)"});
+        continue;
+      }
+      if (f.ring.snapshot.path.empty()) f.ring.snapshot.path = f.path;
+      snapshots.push_back(std::move(f.ring.snapshot));
+      continue;
+    }
+    if (f.init_read && f.init.readable && (HasSuffix(f.path, kInitSuffix) || f.init.all_zero)) {
+      if (f.init.header) {
+        snapshots.push_back(StartingSnapshot(f.path, f.init));
+      } else {
+        nameless.push_back(i);
+      }
+      continue;
+    }
+    std::string reason = !f.ring.error.empty()   ? f.ring.error
+                         : !f.init.error.empty() ? f.path + ": " + f.init.error
+                                                 : f.path + ": unreadable";
+    // Listed, then gone: a `.ring.init` renamed to its `.ring`, or a ring
+    // removed by a job's cleanup.
+    if (reason.find("No such file") != std::string::npos)
+      reason += " (it vanished while being read)";
+    out.problems.push_back({f.path, reason});
+  }
+  // A header-less ring being created: host and pid from its name, under
+  // the job id of a readable ring whose name fits.
+  std::vector<std::string> known_jobs;
+  for (const ProcessSnapshot& s : snapshots) known_jobs.push_back(s.job_id);
+  std::sort(known_jobs.begin(), known_jobs.end());
+  known_jobs.erase(std::unique(known_jobs.begin(), known_jobs.end()), known_jobs.end());
+  for (size_t i : nameless) {
+    ProcessSnapshot s = StartingSnapshot(files[i].path, files[i].init);
+    bool named = false;
+    for (const std::string& job : known_jobs) {
+      if (ParseRingName(files[i].path, job, &s.host, &s.pid)) {
+        s.job_id = job;
+        named = true;
+        break;
+      }
+    }
+    if (!named) {
+      out.problems.push_back(
+          {files[i].path, files[i].path + ": a ring being created (" +
+                              (files[i].init.size == 0 ? "empty" : "no header yet") +
+                              "), of no job whose rings are here"});
+      continue;
+    }
+    snapshots.push_back(std::move(s));
+  }
+
+  std::map<std::string, std::vector<ProcessSnapshot>> by_job;
+  for (ProcessSnapshot& s : snapshots) {
+    if (!options.job.empty() && s.job_id != options.job) {
+      out.other_jobs.push_back(s.job_id);
+      continue;
+    }
+    by_job[s.job_id].push_back(std::move(s));
+  }
+  std::sort(out.other_jobs.begin(), out.other_jobs.end());
+  out.other_jobs.erase(std::unique(out.other_jobs.begin(), out.other_jobs.end()),
+                       out.other_jobs.end());
+  for (auto& [job_id, snaps] : by_job) {
+    // One snapshot per process (a `.ring.init` beside the ring it became
+    // is superseded); one job only, so nothing is rejected as foreign.
+    Inputs in = SelectSnapshots(std::move(snaps), {});
+    JobStatus job;
+    job.job_id = job_id;
+    job.processes = std::move(in.processes);
+    for (SupersededInput& s : in.superseded) out.superseded.push_back(std::move(s));
+    ComputeJob(options, out.now_wall_ns, &job);
+    out.jobs.push_back(std::move(job));
+  }
+  std::sort(out.problems.begin(), out.problems.end(),
+            [](const RejectedInput& a, const RejectedInput& b) { return a.path < b.path; });
+  return out;
+}
+
+}  // namespace analysis
+}  // namespace flightrec

@@ -1,0 +1,109 @@
+// The live state of running jobs, from their rings (`flightrec status`,
+// docs/status.md): per process whether it is alive (heartbeat age), whether
+// it is progressing, stalled (which op on which comm, for how long, enqueued
+// or on the GPU), idle or dead, the last op it completed per comm, its ops/s
+// and bytes/s over a recent window, and the events it dropped.
+//
+// Read-only: rings are read with ReadSnapshotFile (pread, the seqlock
+// re-checks); nothing is created, written or signalled. Dead is the
+// analyzer's rule (progress.h, docs/analyzer.md "Dead processes") with the
+// reading instant standing for the newest heartbeat, so a job that went
+// silent as a whole is seen too; times of different hosts are compared on
+// the analyzer's common time line (host_clocks.h).
+#ifndef FLIGHTREC_ANALYZER_MODEL_LIVE_STATUS_H_
+#define FLIGHTREC_ANALYZER_MODEL_LIVE_STATUS_H_
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "analyzer/model/inputs.h"
+#include "analyzer/model/liveness.h"
+#include "analyzer/reader/snapshot.h"
+
+namespace flightrec {
+namespace analysis {
+
+enum class LiveState {
+  kProgressing,  // completed an op in the window, or its oldest pending op is younger than the
+                 // limit
+  kStalled,      // its oldest pending op is older than the limit
+  kIdle,         // nothing pending, nothing completed in the window
+  kDead,         // the analyzer's dead rule, "now" counting as a heartbeat
+  kExited,       // the ring says the process finished (last finalize / exit handler)
+  kStarting,     // only a `.ring.init`: init not finished (or the process died in it)
+  kDisabled,     // recording turned itself off (disable_reason)
+};
+const char* LiveStateName(LiveState state);  // "progressing", "stalled", ...
+
+struct StatusOptions {
+  uint64_t stalled_after_ns = 10000000000ULL;  // oldest pending op older than this: stalled
+  uint64_t window_ns = 10000000000ULL;         // rates and "idle" look this far back
+  std::string job;                             // only this job id ("": every job)
+  LivenessCheck liveness;                      // default CheckLiveness
+  uint64_t now_wall_ns = 0;                    // the reading instant; 0: the clock now
+  unsigned threads = 0;                        // reader threads; 0: one per core
+};
+
+// One communicator region of a process.
+struct CommStatus {
+  bool tracked = true;        // completions are recorded (KernelCh/ProxyOp events)
+  int32_t last_done = -1;     // index into the region's records: its newest completed op
+  uint64_t last_done_ns = 0;  // when it completed (its own clock)
+  uint64_t pending = 0;       // ops held that are not done (tracked regions only)
+  uint64_t ops = 0;           // ops completed in the window (enqueued, when untracked)
+  uint64_t bytes = 0;         // their bytes
+  uint64_t span_ns = 0;       // how much of the window the ring still covers
+};
+
+struct ProcessStatus {
+  LiveState state = LiveState::kIdle;
+  bool alive = false;  // heartbeat no older than dead_after_ns
+  bool has_heartbeat = false;
+  uint64_t heartbeat_age_ns = 0;           // reading instant minus heartbeat, its host's clock
+  uint64_t silent_ns = 0;                  // since its last sign of life, on the common time line
+  uint64_t dead_after_ns = 0;              // the silence that makes it dead (progress.h)
+  Liveness liveness = Liveness::kUnknown;  // asked only when silent that long
+  int32_t pending_comm = -1;               // oldest pending op: region index into comms
+  int32_t pending_record = -1;             // and record index in that region
+  uint64_t pending_age_ns = 0;             // since it was enqueued, its host's clock
+  uint64_t pending_ops = 0;                // not-done ops held, all tracked regions
+  std::vector<CommStatus> comms;           // same order as the snapshot's comms
+  double ops_per_s = 0;
+  double bytes_per_s = 0;
+  uint64_t dropped = 0;  // events lost (drop causes except pxn_foreign)
+  uint64_t torn = 0;     // claimed slots that failed commit or checksum
+  bool has_pending() const { return pending_comm >= 0; }
+};
+
+struct JobStatus {
+  std::string job_id;
+  std::vector<ProcessSnapshot> processes;  // ordered by (host, pid, created)
+  std::vector<ProcessStatus> status;       // same order
+};
+
+struct LiveStatus {
+  uint64_t now_wall_ns = 0;
+  std::vector<JobStatus> jobs;              // by job id
+  std::vector<RejectedInput> problems;      // ring files not read, with the reason
+  std::vector<SupersededInput> superseded;  // e.g. a `.ring.init` beside its `.ring`
+  std::vector<std::string> other_jobs;      // jobs left out by StatusOptions::job
+  uint64_t ignored_files = 0;               // files in the directories that are not rings
+};
+
+// Reads the rings under `paths`: directories are walked for `*.ring` and
+// `*.ring.init` (dumps and other files are counted in ignored_files, never
+// opened); a file named on the command line is read whatever its name.
+LiveStatus ReadLiveStatus(const std::vector<std::string>& paths, const StatusOptions& options);
+
+// "62 progressing, 2 stalled at AllReduce #1877 on comm `dp3` for 41 s".
+std::string JobSummary(const JobStatus& job);
+
+// "AllReduce #1877 on comm `dp3`" for region `comm`, record `record`.
+std::string OpOnComm(const ProcessSnapshot& p, int32_t comm, int32_t record);
+
+}  // namespace analysis
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_ANALYZER_MODEL_LIVE_STATUS_H_
