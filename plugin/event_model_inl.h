@@ -1,11 +1,11 @@
 // Inline bodies of the event model's hot path. Included by event_model.h
 // only.
 //
-// Why inline: every ABI call of a collective (~36, 8 channels) used to go
-// adapter -> event model -> ResolveAs -> recorder, each an out-of-line call
-// passing a DecodedHandle through memory; with the bodies here each entry
-// point of an adapter compiles into one function that keeps the handle's
-// bits in registers (docs/performance.md, "Third round").
+// Why inline: a collective makes ~36 ABI calls (8 channels); with the bodies
+// here each entry point of an adapter compiles into one function that keeps
+// the handle's bits in registers, instead of a chain of out-of-line calls
+// (adapter -> event model -> recorder) passing a decoded handle through
+// memory (docs/performance.md, "Hot path" under "Why the code is as it is").
 //
 // Every function here: no lock, no allocation, no syscall, no exception,
 // bounded work. Failures (foreign, stale, NULL handles) take out-of-line

@@ -19,21 +19,6 @@ namespace flightrec {
 namespace rec {
 namespace {
 
-const char* ReasonName(format::DumpReason r) {
-  switch (r) {
-    case format::kDumpTimeout:
-      return "timeout";
-    case format::kDumpTrigger:
-      return "trigger";
-    case format::kDumpExit:
-      return "exit";
-    case format::kDumpRequest:
-      return "request";
-    default:
-      return "none";
-  }
-}
-
 constexpr uint64_t kHugePage = 2ULL << 20;
 
 uint64_t HugeRound(uint64_t size) { return (size + kHugePage - 1) & ~(kHugePage - 1); }
@@ -174,12 +159,12 @@ bool DumpWriter::Admit(format::DumpReason reason) {
       Logf(log_, kLogWarn,
            "not sealing a %s dump: NCCL_FLIGHTREC_MAX_DUMPS=%u dumps are open (their ops have "
            "not completed); further refusals are only counted",
-           ReasonName(reason), max_dumps_);
+           format::DumpReasonName(reason), max_dumps_);
     } else {
       Logf(log_, kLogWarn,
            "not sealing a %s dump: %u incident dumps sealed, the lifetime cap (%u x "
            "NCCL_FLIGHTREC_MAX_DUMPS=%u); further refusals are only counted",
-           ReasonName(reason), incident_dumps_, kLifetimeDumpsPerBudget, max_dumps_);
+           format::DumpReasonName(reason), incident_dumps_, kLifetimeDumpsPerBudget, max_dumps_);
     }
     limit_logged_ = true;
   }
@@ -245,11 +230,11 @@ bool DumpWriter::Seal(format::DumpReason reason, const char* detail, char* path_
     StoreRelaxed(&ring_->header()->dumps_open, open_);
   }
   if (!ok) {
-    Logf(log_, kLogWarn, "%s dump failed: %s", ReasonName(reason), err);
+    Logf(log_, kLogWarn, "%s dump failed: %s", format::DumpReasonName(reason), err);
     return false;
   }
   AddRelaxed(&ring_->header()->dumps_sealed, uint64_t{1});
-  Logf(log_, kLogInfo, "sealed %s dump %s (%s)", ReasonName(reason), path,
+  Logf(log_, kLogInfo, "sealed %s dump %s (%s)", format::DumpReasonName(reason), path,
        detail != nullptr ? detail : "");
   if (path_out != nullptr) snprintf(path_out, path_len, "%s", path);
   return true;

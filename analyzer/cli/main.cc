@@ -16,10 +16,10 @@ namespace {
 // indexes) until it exits. glibc gives each allocation above its mmap
 // threshold (128 KiB until a large mapped block is freed, which raises it)
 // a mapping of its own: a syscall, a fresh VMA faulted in page by page, and
-// a munmap later. Whether the threshold was raised then depended on which
-// buffers happened to be freed first; fixing it at 4 MiB takes them from
-// the heap every time (docs/performance.md, sixth round: 256 ranks read
-// whole 0.122 -> 0.113 s). Images and rings larger than that still map.
+// a munmap later. Whether the threshold is raised depends on which buffers
+// happen to be freed first; fixing it at 4 MiB takes them from the heap
+// every time (docs/performance.md, "Analyzer": 256 ranks read whole in
+// 0.110 s instead of 0.122 s). Images and rings larger than that still map.
 void TuneAllocator() {
 #ifdef __GLIBC__
   mallopt(M_MMAP_THRESHOLD, 4 << 20);

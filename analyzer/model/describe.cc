@@ -58,25 +58,42 @@ std::string OpLabel(const OpRef& op) {
   return s;
 }
 
+namespace {
+
+// The UTC calendar fields of a CLOCK_REALTIME instant: the one place a wall
+// time is broken down for display.
+struct tm UtcFields(uint64_t wall_ns) {
+  time_t secs = static_cast<time_t>(wall_ns / 1000000000ULL);
+  struct tm tm_utc = {};
+  gmtime_r(&secs, &tm_utc);
+  return tm_utc;
+}
+
+}  // namespace
+
 std::string ClockTime(uint64_t wall_ns) {
   if (wall_ns == 0) return "?";
-  time_t secs = static_cast<time_t>(wall_ns / 1000000000ULL);
-  struct tm tm_utc;
-  gmtime_r(&secs, &tm_utc);
+  const struct tm tm_utc = UtcFields(wall_ns);
   char buf[48];
   std::snprintf(buf, sizeof(buf), "%02d:%02d:%02d", tm_utc.tm_hour, tm_utc.tm_min, tm_utc.tm_sec);
   return buf;
 }
 
-std::string IsoTime(uint64_t wall_ns) {
+std::string IsoTime(uint64_t wall_ns, IsoPrecision precision) {
   if (wall_ns == 0) return "";
-  time_t secs = static_cast<time_t>(wall_ns / 1000000000ULL);
-  struct tm tm_utc;
-  gmtime_r(&secs, &tm_utc);
+  const struct tm tm_utc = UtcFields(wall_ns);
   char buf[96];
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm_utc.tm_year + 1900,
-                tm_utc.tm_mon + 1, tm_utc.tm_mday, tm_utc.tm_hour, tm_utc.tm_min, tm_utc.tm_sec,
-                static_cast<unsigned>((wall_ns / 1000000ULL) % 1000));
+  const int n = std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d",
+                              tm_utc.tm_year + 1900, tm_utc.tm_mon + 1, tm_utc.tm_mday,
+                              tm_utc.tm_hour, tm_utc.tm_min, tm_utc.tm_sec);
+  const size_t at = n > 0 ? static_cast<size_t>(n) : 0;
+  if (precision == IsoPrecision::kNanoseconds) {
+    std::snprintf(buf + at, sizeof(buf) - at, ".%09" PRIu64 "Z",
+                  static_cast<uint64_t>(wall_ns % 1000000000ULL));
+  } else {
+    std::snprintf(buf + at, sizeof(buf) - at, ".%03uZ",
+                  static_cast<unsigned>((wall_ns / 1000000ULL) % 1000));
+  }
   return buf;
 }
 

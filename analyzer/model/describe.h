@@ -20,8 +20,11 @@ std::string RankLabel(const JobIndex& index, int32_t rank, int32_t process);
 std::string CommLabel(const CommGroup& group);  // "comm `tp1`" or "comm 0x…"
 std::string OpLabel(const OpRef& op);           // "AllReduce #812", "Send #3 to 2"
 std::string ClockTime(uint64_t wall_ns);        // "12:03:41" (UTC), "?" when 0
-std::string IsoTime(uint64_t wall_ns);          // "2025-08-25T12:03:41.123Z"
 std::string Seconds(double ns);                 // "1.25 s", "340 ms", "12 us"
+// UTC, "" when 0: "2025-08-25T12:03:41.123Z", or with kNanoseconds
+// "2025-08-25T12:03:41.123456789Z" (`flightrec show`).
+enum class IsoPrecision { kMilliseconds, kNanoseconds };
+std::string IsoTime(uint64_t wall_ns, IsoPrecision precision = IsoPrecision::kMilliseconds);
 OpRef OpOf(const OpRecord& r);
 
 }  // namespace analysis

@@ -14,6 +14,7 @@
 #include "analyzer/reader/init_file.h"
 #include "analyzer/reader/record_buffers.h"
 #include "flightrec/record_format.h"
+#include "flightrec/record_names.h"
 
 namespace flightrec {
 namespace analysis {
@@ -135,7 +136,8 @@ int64_t HeartbeatAfterDumpNs(const ProcessSnapshot& ring, const ProcessSnapshot&
 }
 
 std::string DumpName(const ProcessSnapshot& d) {
-  return "dump #" + std::to_string(d.dump_sequence) + " (" + DumpReasonName(d.dump_reason) + ")";
+  return "dump #" + std::to_string(d.dump_sequence) + " (" + format::DumpReasonName(d.dump_reason) +
+         ")";
 }
 
 std::string SecondsText(int64_t ns) {

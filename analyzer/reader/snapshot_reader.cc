@@ -218,23 +218,6 @@ const char* ProcessStateName(uint32_t state) {
   }
 }
 
-const char* DumpReasonName(uint32_t reason) {
-  switch (reason) {
-    case format::kDumpNone:
-      return "none";
-    case format::kDumpTimeout:
-      return "timeout";
-    case format::kDumpTrigger:
-      return "trigger";
-    case format::kDumpExit:
-      return "exit";
-    case format::kDumpRequest:
-      return "request";
-    default:
-      return "unknown";
-  }
-}
-
 const char* ClockSourceName(uint32_t clock) {
   switch (clock) {
     case format::kClockMonotonic:

@@ -44,9 +44,9 @@ ReadResult ReadSnapshotBytes(const uint8_t* data, size_t size, const std::string
 // "ring" or "dump" (the JSON `kind` of `flightrec show`).
 const char* DescribeFileKind(const ProcessSnapshot& snapshot);
 
-// Names of header enums, "unknown" for values outside the format.
+// Names of header enums, "unknown" for values outside the format (dump
+// reasons: format::DumpReasonName in flightrec/record_names.h).
 const char* ProcessStateName(uint32_t state);  // "running" | "exited" | "disabled" | "starting"
-const char* DumpReasonName(uint32_t reason);   // "none" | "timeout" | ...
 const char* ClockSourceName(uint32_t clock);   // "monotonic" | "tsc"
 const char* RegionStateName(uint32_t state);   // "free" | "active" | "finalized"
 

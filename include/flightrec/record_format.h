@@ -1,4 +1,4 @@
-// flightrec on-disk format, version 1.
+// flightrec on-disk format (its version: kFormatMajor.kFormatMinor below).
 //
 // This header is the single definition of the bytes flightrec writes. It is
 // shared by the writer (the NCCL profiler plugin, recorder/) and the readers
@@ -73,8 +73,8 @@
 //   writer (launch thread, Coll/P2p start: CommRecorder::BeginOp):
 //     seq = head.fetch_add(1, relaxed)
 //     commit.store(0, relaxed); release fence      -- invalidates the old lap
-//     words 1..9 (bytes [8, 80)), the checksum computed over them first and
-//       stored in word 9; words 10..14 = 0; the counters of word 15 = 0,
+//     words 1..9 (bytes [8, 80)), RecordChecksum computed first and stored
+//       in word 9; words 10..14 = 0; the counters of word 15 = 0,
 //       then state = kOpEnqueued                   -- all relaxed
 //     commit.store(seq + 1, release)               -- publishes
 //   progress writers (launch thread at Coll stop; proxy thread at KernelCh,
@@ -132,7 +132,10 @@
 // (gpu_start_raw, gpu_end_raw) are the raw %globaltimer nanoseconds NCCL
 // reported; gpu_to_mono_offset_ns estimates mono - gpu (the minimum over
 // observations of host-observe-time minus GPU timer, which bounds the true
-// offset from above by the proxy's observation delay).
+// offset from above by the proxy's observation delay). gpu_offset_samples
+// counts the observations behind it as a lower bound (0: no estimate; the
+// hot path writes that shared line only when the estimate improves or at
+// every 64th observation of a communicator).
 #ifndef FLIGHTREC_RECORD_FORMAT_H_
 #define FLIGHTREC_RECORD_FORMAT_H_
 
@@ -466,7 +469,7 @@ static_assert(offsetof(RegionDesc, reserved) == 216, "");
 struct Record {
   // Publication word (see the state machine above).
   uint64_t commit;  // 0 or slot sequence + 1
-  // Immutable part, covered by checksum.
+  // Immutable part (what the checksum covers: RecordChecksum).
   uint64_t op_index;      // coll: per-comm collective index (0-based);
                           // p2p: per (comm, peer, direction) index
   uint64_t nccl_seq;      // coll: NCCL seqNumber; p2p: UINT64_MAX

@@ -49,6 +49,12 @@ constexpr const char* kDropCauseNames[] = {
 static_assert(sizeof(kDropCauseNames) / sizeof(kDropCauseNames[0]) == kNumDropCauses,
               "one name per DropCause slot");
 
+// DumpReason names (`flightrec show`, the analyzer's evidence notes, the
+// plugin's log lines); a value this version does not know reads "unknown".
+constexpr const char* kDumpReasonNames[] = {"none", "timeout", "trigger", "exit", "request"};
+static_assert(sizeof(kDumpReasonNames) / sizeof(kDumpReasonNames[0]) == kDumpRequest + 1,
+              "one name per DumpReason");
+
 namespace detail {
 inline bool StrEq(const char* a, const char* b) {
   if (a == nullptr || b == nullptr) return false;
@@ -86,6 +92,10 @@ inline const char* DataTypeName(uint8_t t) { return NameOf(kDataTypeNames, t); }
 inline const char* AlgoName(uint8_t a) { return NameOf(kAlgoNames, a); }
 inline const char* ProtoName(uint8_t p) { return NameOf(kProtoNames, p); }
 inline const char* OpStateName(uint8_t s) { return NameOf(kOpStateNames, s); }
+inline const char* DumpReasonName(uint32_t r) {
+  return r < sizeof(kDumpReasonNames) / sizeof(kDumpReasonNames[0]) ? kDumpReasonNames[r]
+                                                                    : "unknown";
+}
 inline uint8_t DataTypeSize(uint8_t t) { return t < kNumDataTypes ? kDataTypeSizes[t] : 0; }
 
 }  // namespace format

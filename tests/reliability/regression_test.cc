@@ -44,8 +44,9 @@ TEST(FuzzRegressionTest, HugeDeclaredNranksDoesNotExhaustMemory) {
 }
 
 // A comm whose nranks is near the 2^20 plausibility cap with few files
-// read: the missing_rank finding listed every absent rank, ~1M Process
-// objects in the JSON report (timeout, then OOM). It lists 4,096 now.
+// read: the missing_rank finding lists at most 4,096 absent ranks; listing
+// every one would put ~1M Process objects in the JSON report (a timeout,
+// then out of memory).
 TEST(FuzzRegressionTest, AMillionMissingRanksKeepTheReportSmall) {
   EXPECT_EQ(
       RunHarnessLimited(FLIGHTREC_REL_REGRESSIONS "/oom_missing_rank_report_million_ranks.bin"), 0);

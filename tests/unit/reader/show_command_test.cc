@@ -260,7 +260,7 @@ TEST_F(ShowCommandTest, ExplainPrintsEveryHeaderField) {
 }
 
 // Format 1.2: the dump budget and what it refused, in text and JSON; a file
-// without a budget (format 1.0/1.1, all zero) prints as before.
+// without a budget (format 1.0/1.1, all zero) prints no budget.
 TEST_F(ShowCommandTest, DumpBudgetAndRefusalsArePrinted) {
   ImageBuilder b(1, 4);
   b.header().dumps_sealed = 6;

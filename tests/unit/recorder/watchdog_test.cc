@@ -155,8 +155,8 @@ TEST(Watchdog, UntrackedRegionIsNotJudgedUntilItReportsCompletion) {
 
 // A graph replay's op is recorded when the stream reaches it (NCCL starts
 // its Coll event from the replay's host callback), so a replay that never
-// finishes is a hang like any other: an earlier version skipped every
-// graph-captured op and never dumped a job hung inside CUDA graphs.
+// finishes is a hang like any other: skipping graph-captured ops would never
+// dump a job hung inside CUDA graphs.
 TEST(Watchdog, AStuckGraphReplayIsJudgedLikeAnEagerOp) {
   test::TempDir dir;
   EXPECT_EQ(RunInChild([&] {
