@@ -16,6 +16,7 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_code);   // analyze_command.cc
 void AddTimelineCommand(CLI::App& app, int* exit_code);  // timeline_command.cc
 void AddTriggerCommand(CLI::App& app, int* exit_code);   // trigger_command.cc
 void AddWatchCommand(CLI::App& app, int* exit_code);     // watch_command.cc
+void AddExporterCommand(CLI::App& app, int* exit_code);  // exporter_command.cc
 
 }  // namespace cli
 }  // namespace flightrec
