@@ -8,12 +8,12 @@
 //
 // Exit code: 0 stopped by SIGINT/SIGTERM (or --once done); 2 usage error,
 // the address cannot be bound or the textfile cannot be written.
+#include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
-#include <httplib.h>
 
 #include <atomic>
 #include <chrono>
@@ -60,7 +60,8 @@ class Exporter {
     std::vector<std::string> log;
     live::ScanStats stats = collector_.Scan(WallNowNs(), &log);
     stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    for (const std::string& line : log) std::fprintf(stderr, "flightrec exporter: %s\n", line.c_str());
+    for (const std::string& line : log)
+      std::fprintf(stderr, "flightrec exporter: %s\n", line.c_str());
     std::string out;
     collector_.Render(stats, &out);
     return out;

@@ -188,8 +188,8 @@ void Observe(const OpRecord& op, CommSeries* s) {
     s->duration.Observe(Seconds(op.gpu_end_raw - op.gpu_start_raw));
   }
   if (op.gpu_start_ns != 0 && op.t_enqueue_ns != 0) {
-    const double q = op.gpu_start_ns >= op.t_enqueue_ns ? Seconds(op.gpu_start_ns - op.t_enqueue_ns)
-                                                         : 0.0;
+    const double q =
+        op.gpu_start_ns >= op.t_enqueue_ns ? Seconds(op.gpu_start_ns - op.t_enqueue_ns) : 0.0;
     s->queueing.Observe(q);
   }
 }
@@ -373,8 +373,7 @@ void Collector::Render(const ScanStats& scan, std::string* out) const {
       if (!sv.second.live) continue;
       const uint64_t t = sv.second.oldest_enqueue_ns;
       const double age = t != 0 && now_wall_ns_ > t ? Seconds(now_wall_ns_ - t) : 0.0;
-      e.Sample("flightrec_oldest_pending_op_seconds", comm_labels(kv.second->head, sv.second),
-               age);
+      e.Sample("flightrec_oldest_pending_op_seconds", comm_labels(kv.second->head, sv.second), age);
     }
   }
   e.Family("flightrec_dropped_events_total", "counter",
@@ -421,8 +420,9 @@ void Collector::Render(const ScanStats& scan, std::string* out) const {
   e.Family("flightrec_exporter_skipped_files", "gauge",
            "Ring and dump files the last scan skipped, by reason.");
   std::map<std::string, uint64_t> by_reason;
-  for (const RingProblem p : {RingProblem::kVanished, RingProblem::kUnreadable,
-                              RingProblem::kForeign, RingProblem::kTruncated, RingProblem::kInvalid}) {
+  for (const RingProblem p :
+       {RingProblem::kVanished, RingProblem::kUnreadable, RingProblem::kForeign,
+        RingProblem::kTruncated, RingProblem::kInvalid}) {
     by_reason[RingProblemName(p)] = 0;
   }
   for (const auto& kv : skipped_) ++by_reason[RingProblemName(kv.second)];

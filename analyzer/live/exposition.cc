@@ -63,8 +63,7 @@ void Exposition::Family(const char* name, const char* type, const char* help) {
   *out_ += '\n';
 }
 
-void Exposition::Line(const std::string& name, const Labels& labels, const char* le,
-                      double value) {
+void Exposition::Line(const std::string& name, const Labels& labels, const char* le, double value) {
   *out_ += name;
   if (!labels.empty() || le != nullptr) {
     *out_ += '{';

@@ -27,9 +27,9 @@ bool Fail(const std::string& path, RingProblem what, const std::string& problem,
 // records_offset beyond it is rejected by ParseHeaderPrefix's layout checks
 // anyway, so reading only this much keeps a garbage offset from sizing a
 // read.
-constexpr uint64_t kMaxPrefix =
-    format::kHeaderSize + uint64_t{format::kMaxRegions} * format::kRegionDescSize +
-    format::kPageSize;
+constexpr uint64_t kMaxPrefix = format::kHeaderSize +
+                                uint64_t{format::kMaxRegions} * format::kRegionDescSize +
+                                format::kPageSize;
 
 }  // namespace
 
@@ -111,8 +111,8 @@ bool LiveRing::ReadHead(ProcessSnapshot* snapshot, RingProblem* problem, std::st
   std::string parse_error;
   if (!reader_internal::ParseHeaderPrefix(prefix, file_bytes, format::kMaxFileSize, &s, &layout_,
                                           &parse_error)) {
-    const RingProblem what = parse_error.rfind("truncated", 0) == 0 ? RingProblem::kTruncated
-                                                                     : RingProblem::kInvalid;
+    const RingProblem what =
+        parse_error.rfind("truncated", 0) == 0 ? RingProblem::kTruncated : RingProblem::kInvalid;
     return Fail(path_, what, parse_error, problem, error);
   }
   for (uint32_t i = 0; i < layout_.max_regions; ++i) {

@@ -45,7 +45,8 @@ flightrec::format::Record Op(uint64_t i) {
 void Write(const std::string& path, const ImageBuilder& b) {
   const std::vector<uint8_t> bytes = b.Bytes();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 }  // namespace
@@ -95,7 +96,8 @@ int main(int argc, char** argv) {
       if (k > 0) {
         for (uint32_t p = 0; p < kProcesses; ++p) {
           for (uint32_t cm = 0; cm < kComms; ++cm) {
-            for (int i = 0; i < k; ++i) rings[p]->Append(cm, Op(next_op + static_cast<uint64_t>(i)));
+            for (int i = 0; i < k; ++i)
+              rings[p]->Append(cm, Op(next_op + static_cast<uint64_t>(i)));
           }
           Write(paths[p], *rings[p]);
         }

@@ -67,9 +67,7 @@ class Daemon {
     }
   }
   ~Daemon() { Stop(); }
-  bool running() {
-    return pid_ > 0 && waitpid(pid_, &status_, WNOHANG) == 0;
-  }
+  bool running() { return pid_ > 0 && waitpid(pid_, &status_, WNOHANG) == 0; }
   // The exit status (WEXITSTATUS, or 128 + signal).
   int Stop() {
     if (pid_ <= 0) return status_;
@@ -96,13 +94,14 @@ class Daemon {
 // its `for` from 1 min to none, so that a test hang of seconds trips it; the
 // expression itself is the shipped one.
 std::string TestRules() {
-  std::string rules = ReadText(std::string(FLIGHTREC_SOURCE_DIR) +
-                               "/deploy/prometheus/flightrec-rules.yml");
+  std::string rules =
+      ReadText(std::string(FLIGHTREC_SOURCE_DIR) + "/deploy/prometheus/flightrec-rules.yml");
   const std::string shipped = "expr: flightrec_oldest_pending_op_seconds > 300\n        for: 1m";
   const size_t at = rules.find(shipped);
   EXPECT_NE(at, std::string::npos) << "the stuck rule changed; update this test";
   if (at != std::string::npos) {
-    rules.replace(at, shipped.size(), "expr: flightrec_oldest_pending_op_seconds > 2\n        for: 0s");
+    rules.replace(at, shipped.size(),
+                  "expr: flightrec_oldest_pending_op_seconds > 2\n        for: 0s");
   }
   return rules;
 }
@@ -132,10 +131,9 @@ class PromStack {
            "    static_configs:\n      - targets: ['127.0.0.1:"
         << exporter_port_ << "']\n";
     prometheus_.reset(new Daemon(
-        "prometheus --config.file=" + Quote(dir_ + "/prometheus.yml") +
-        " --storage.tsdb.path=" + Quote(dir_ + "/tsdb") + " --web.listen-address=127.0.0.1:" +
-        std::to_string(prom_port_) + " --log.level=warn >" + Quote(dir_ + "/prometheus.log") +
-        " 2>&1"));
+        "prometheus --config.file=" + Quote(dir_ + "/prometheus.yml") + " --storage.tsdb.path=" +
+        Quote(dir_ + "/tsdb") + " --web.listen-address=127.0.0.1:" + std::to_string(prom_port_) +
+        " --log.level=warn >" + Quote(dir_ + "/prometheus.log") + " 2>&1"));
     for (int i = 0; i < 300 && !Ready(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -174,7 +172,8 @@ class PromStack {
     return out;
   }
   double Query(const std::string& expr) {
-    const nlohmann::json j = Api("/api/v1/query?query=" + httplib::detail::encode_query_param(expr));
+    const nlohmann::json j =
+        Api("/api/v1/query?query=" + httplib::detail::encode_query_param(expr));
     if (!j.is_object() || j["data"]["result"].empty()) return -1;
     return std::stod(j["data"]["result"][0]["value"][1].get<std::string>());
   }
@@ -287,8 +286,8 @@ TEST(Prometheus, AHealthyJobFiresNoAlert) {
   AlertPoller poller(&stack);
   std::map<std::string, std::string> env = kJobEnv;
   env["NCCL_FLIGHTREC_DIR"] = rings;
-  const EmuJob job = RunEmu("prom-healthy",
-                            "--ranks 4 --tp 2 --ops 4000 --step-us 1000 --job-id promok", env);
+  const EmuJob job =
+      RunEmu("prom-healthy", "--ranks 4 --tp 2 --ops 4000 --step-us 1000 --job-id promok", env);
   // A few more evaluations with the finished job's rings in place.
   std::this_thread::sleep_for(std::chrono::seconds(4));
   const std::vector<nlohmann::json> seen = poller.Stop();

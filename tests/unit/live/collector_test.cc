@@ -18,14 +18,15 @@ namespace flightrec {
 namespace live {
 namespace {
 
+using test::TempDir;
 using test_support::ImageBuilder;
 using test_support::kCreatedMono;
 using test_support::kCreatedWall;
-using test::TempDir;
 
 void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 // The value of the sample whose line starts with `series` (name and labels
@@ -94,13 +95,16 @@ TEST_F(CollectorTest, CountsByFuncBytesAndHistogramsAndReadsOnlyNewSlots) {
   EXPECT_EQ(Value(text, Series("flightrec_collective_duration_seconds_count")), 3);
   EXPECT_NEAR(Value(text, Series("flightrec_collective_duration_seconds_sum")), 0.009, 1e-9);
   // 3 ms falls in the 5 ms bucket, not in the 1 ms one.
-  EXPECT_EQ(Value(text, Series("flightrec_collective_duration_seconds_bucket", ",le=\"0.001\"")), 0);
-  EXPECT_EQ(Value(text, Series("flightrec_collective_duration_seconds_bucket", ",le=\"0.005\"")), 3);
+  EXPECT_EQ(Value(text, Series("flightrec_collective_duration_seconds_bucket", ",le=\"0.001\"")),
+            0);
+  EXPECT_EQ(Value(text, Series("flightrec_collective_duration_seconds_bucket", ",le=\"0.005\"")),
+            3);
   EXPECT_NEAR(Value(text, Series("flightrec_collective_queueing_seconds_sum")), 0.006, 1e-9);
   EXPECT_EQ(Value(text, Series("flightrec_oldest_pending_op_seconds")), 0);
   EXPECT_EQ(last_.slots_read, 3u);
-  EXPECT_EQ(Value(text, "flightrec_heartbeat_age_seconds{job=\"job-1\",host=\"node-a\",pid=\"4242\"}"),
-            2);
+  EXPECT_EQ(
+      Value(text, "flightrec_heartbeat_age_seconds{job=\"job-1\",host=\"node-a\",pid=\"4242\"}"),
+      2);
 
   // Two more: only they are read, and the counters add up.
   builder_.Append(0, Done(3, 256));
@@ -225,7 +229,8 @@ TEST(Exposition, EscapesLabelValuesAndWritesHelpAndType) {
   Exposition e(&out);
   e.Family("x_total", "counter", "An x.");
   e.Sample("x_total", {{"comm", "a\"b\\c\nd"}}, 3);
-  EXPECT_EQ(out, "# HELP x_total An x.\n# TYPE x_total counter\nx_total{comm=\"a\\\"b\\\\c\\nd\"} 3\n");
+  EXPECT_EQ(out,
+            "# HELP x_total An x.\n# TYPE x_total counter\nx_total{comm=\"a\\\"b\\\\c\\nd\"} 3\n");
 }
 
 }  // namespace
