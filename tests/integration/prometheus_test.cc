@@ -243,6 +243,21 @@ TEST(Prometheus, PromtoolAcceptsTheExpositionAndItCountsWhatTheRingsHold) {
     EXPECT_GT(heads, 0);
     EXPECT_EQ(counted[std::to_string(v.pid)], heads) << r;
   }
+  // The textfile route: written every --interval by rename (never a partial
+  // file: node_exporter reads it any time), the same exposition; SIGTERM
+  // ends the daemon with status 0.
+  const std::string textfile = job.dir + "/textfile.prom";
+  Daemon daemon(Cli() + " exporter --textfile " + Quote(textfile) + " --interval 1 " +
+                Quote(job.ring_dir));
+  for (int i = 0; i < 300 && ReadText(textfile).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(RunShell("promtool check metrics <" + Quote(textfile) + " >" + Quote(check) + " 2>&1"),
+            0)
+      << ReadText(check);
+  EXPECT_NE(ReadText(textfile).find("flightrec_collectives_total{job=\"promcheck\""),
+            std::string::npos);
+  EXPECT_EQ(daemon.Stop(), 0);
   RunShell("rm -rf " + Quote(job.dir));
 }
 
