@@ -8,7 +8,7 @@
 #   FLIGHTREC_BENCH_SIZES="64 256 1024 4096 16384"   analyzer job sizes (ranks)
 #   FLIGHTREC_BENCH_REPS=5      repetitions of the hot-path benchmarks (min is reported)
 #   FLIGHTREC_BENCH_ANALYZE_RUNS=3  analyze / decompress runs per size (best is reported)
-#   FLIGHTREC_BENCH_PARTS="hotpath seal analyzer status"    which parts to run
+#   FLIGHTREC_BENCH_PARTS="hotpath seal analyzer status exporter"    which parts to run
 #   FLIGHTREC_BENCH_STATUS_RANKS=64   ranks of the live job `flightrec status` reads
 #   FLIGHTREC_BENCH_KEEP=1      keep the generated jobs (several GB at 16k ranks)
 # Never part of ctest: minutes of CPU and gigabytes of disk at the top size.
@@ -20,7 +20,7 @@ BUILD="${FLIGHTREC_BENCH_BUILD:-$OUT/build}"
 SIZES="${FLIGHTREC_BENCH_SIZES:-64 256 1024 4096 16384}"
 REPS="${FLIGHTREC_BENCH_REPS:-5}"
 ANALYZE_RUNS="${FLIGHTREC_BENCH_ANALYZE_RUNS:-3}"
-PARTS="${FLIGHTREC_BENCH_PARTS:-hotpath seal analyzer status}"
+PARTS="${FLIGHTREC_BENCH_PARTS:-hotpath seal analyzer status exporter}"
 STATUS_RANKS="${FLIGHTREC_BENCH_STATUS_RANKS:-64}"
 JOBS="$OUT/jobs"
 
@@ -32,7 +32,7 @@ build() {
     cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   fi
   ninja -C "$BUILD" -j"$(nproc)" flightrec-bench-hotpath flightrec-bench-seal flightrec-genjob \
-    flightrec_cli nccl-profiler-flightrec flightrec_emu_bin >/dev/null
+    flightrec-bench-exporter flightrec_cli nccl-profiler-flightrec flightrec_emu_bin >/dev/null
 }
 
 machine() {
@@ -129,6 +129,31 @@ EOF
   if [[ "${FLIGHTREC_BENCH_KEEP:-0}" != 1 ]]; then rm -rf "$dir"; fi
 }
 
+# The exporter: the scrape cost over 8 x 8 full rings, and the writers' cost
+# per collective while an exporter scrapes their rings every second (the
+# hot-path benchmark run twice, alternating, without and with an exporter
+# writing a textfile at --interval 1 from the benchmark's ring directory).
+run_exporter() {
+  log "exporter scrape of 8 processes x 8 comms, full rings"
+  "$BUILD/bin/flightrec-bench-exporter" --reps "$REPS" >"$OUT/exporter.jsonl"
+  log "hot path while scraped every second"
+  local filter='BM_Collective|BM_EightComms' pid
+  for mode in quiet scraped quiet2 scraped2; do
+    rm -rf "$OUT/rings" && mkdir -p "$OUT/rings"
+    pid=""
+    if [[ $mode == scraped* ]]; then
+      "$BUILD/bin/flightrec" exporter "$OUT/rings" --textfile "$OUT/exporter.prom" --interval 1 &
+      pid=$!
+    fi
+    NCCL_FLIGHTREC_DIR="$OUT/rings" NCCL_FLIGHTREC_DUMP_ON_EXIT=0 \
+      "$BUILD/bin/flightrec-bench-hotpath" --benchmark_filter="$filter" \
+      --benchmark_repetitions="$REPS" --benchmark_min_time=0.2 --benchmark_format=json \
+      --benchmark_out_format=json --benchmark_out="$OUT/hotpath-$mode.json" >/dev/null
+    if [[ -n $pid ]]; then kill "$pid"; wait "$pid" || true; fi
+  done
+  rm -rf "$OUT/rings"
+}
+
 run_analyzer() {
   rm -f "$OUT/analyzer.jsonl"
   mkdir -p "$JOBS"
@@ -185,6 +210,7 @@ has_part hotpath && run_hotpath
 has_part seal && run_seal
 has_part analyzer && run_analyzer
 has_part status && run_status
+has_part exporter && run_exporter
 
 # The table: minimum over repetitions (other load only ever adds time).
 python3 - "$OUT" <<'EOF'
@@ -229,6 +255,38 @@ if st:
     print("\nstatus: flightrec status --json over %d live rings (%s), whole process, %d runs" % (
           st["ranks"], "every tp ring wrapped" if st["rings_full"] else "rings NOT yet full", st["runs"]))
     print("min %.1f ms  median %.1f ms  max %.1f ms" % (st["min_s"] * 1e3, st["median_s"] * 1e3, st["max_s"] * 1e3))
+rows = os.path.join(out, "exporter.jsonl")
+if os.path.exists(rows):
+    print("\nexporter: one scrape (scan + render) of 8 processes x 8 comms, full rings")
+    print("%14s %11s %9s %9s %14s" % ("new/comm", "slots_read", "wall_ms", "cpu_ms", "core%@15s"))
+    for line in open(rows):
+        r = json.loads(line)
+        print("%14s %11d %9.3f %9.3f %14.4f" % (r["new_per_comm"], r["slots_read"], r["wall_ms"],
+              r["cpu_ms"], r["core_percent_at_15s"]))
+def hp_best(name):
+    p = os.path.join(out, name)
+    if not os.path.exists(p):
+        return {}
+    best = {}
+    for b in json.load(open(p))["benchmarks"]:
+        if b.get("run_type") != "iteration":
+            continue
+        for key in ("cpu_time", "total_cpu_ns"):
+            if key in b:
+                k = (b["run_name"], key)
+                best[k] = min(best.get(k, float("inf")), b[key])
+    return best
+q = [hp_best("hotpath-quiet.json"), hp_best("hotpath-quiet2.json")]
+s = [hp_best("hotpath-scraped.json"), hp_best("hotpath-scraped2.json")]
+if q[0] and s[0]:
+    print("\nwriters while scraped every second: CPU ns per collective (min over runs)")
+    print("%-60s %9s %9s" % ("benchmark", "quiet", "scraped"))
+    for k in sorted(q[0]):
+        if "plugin:1" not in k[0]:
+            continue
+        qa = min(x.get(k, float("inf")) for x in q)
+        sa = min(x.get(k, float("inf")) for x in s)
+        print("%-60s %9.1f %9.1f" % ((k[0].split("/iterations")[0] + " " + k[1])[:60], qa, sa))
 rows = os.path.join(out, "analyzer.jsonl")
 if os.path.exists(rows):
     print("\nanalyzer: flightrec analyze over N ranks x 4096 records (one hung rank)")

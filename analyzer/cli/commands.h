@@ -17,6 +17,7 @@ void AddTimelineCommand(CLI::App& app, int* exit_code);  // timeline_command.cc
 void AddTriggerCommand(CLI::App& app, int* exit_code);   // trigger_command.cc
 void AddWatchCommand(CLI::App& app, int* exit_code);     // watch_command.cc
 void AddStatusCommand(CLI::App& app, int* exit_code);    // status_command.cc
+void AddExporterCommand(CLI::App& app, int* exit_code);  // exporter_command.cc
 
 }  // namespace cli
 }  // namespace flightrec

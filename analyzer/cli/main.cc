@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   flightrec::cli::AddTriggerCommand(app, &exit_code);
   flightrec::cli::AddWatchCommand(app, &exit_code);
   flightrec::cli::AddStatusCommand(app, &exit_code);
+  flightrec::cli::AddExporterCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -294,13 +294,18 @@ uint64_t ImageLayout::GpuToWall(uint64_t raw_ns) const {
 
 bool ParseHeader(BoundedView image, uint64_t max_image_size, ProcessSnapshot* snapshot,
                  ImageLayout* layout, std::string* error) {
+  return ParseHeaderPrefix(image, image.size, max_image_size, snapshot, layout, error);
+}
+
+bool ParseHeaderPrefix(BoundedView image, uint64_t file_bytes, uint64_t max_image_size,
+                       ProcessSnapshot* snapshot, ImageLayout* layout, std::string* error) {
   if (!CheckPreamble(image, error)) return false;
   FileHeader h;
   if (!image.Read(0, &h)) {  // cannot fail after CheckPreamble; kept for the invariant
     *error = Truncated(image.size, format::kHeaderSize);
     return false;
   }
-  if (!CheckSizesAndLimits(h, image.size, max_image_size, error) || !CheckLayout(h, error)) {
+  if (!CheckSizesAndLimits(h, file_bytes, max_image_size, error) || !CheckLayout(h, error)) {
     return false;
   }
   CheckEnums(h, snapshot->compressed, snapshot);

@@ -42,6 +42,13 @@ struct ImageLayout {
 bool ParseHeader(BoundedView image, uint64_t max_image_size, ProcessSnapshot* snapshot,
                  ImageLayout* layout, std::string* error);
 
+// ParseHeader on the first bytes of a file of `file_bytes` bytes (at least
+// the header; the region table too when the caller reads regions from it):
+// the sizes are checked against `file_bytes`, not against the prefix. What
+// lies beyond the prefix is read later, through its own bounded views.
+bool ParseHeaderPrefix(BoundedView image, uint64_t file_bytes, uint64_t max_image_size,
+                       ProcessSnapshot* snapshot, ImageLayout* layout, std::string* error);
+
 }  // namespace reader_internal
 }  // namespace flightrec
 

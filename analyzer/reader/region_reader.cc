@@ -154,39 +154,55 @@ LiveSlots RereadSlots(const LiveFile& live, uint64_t offset, uint64_t n) {
   return out;
 }
 
-// The slot-state-machine check of record_format.h: commit == seq + 1 and the
-// checksum (seeded with seq) over the immutable part; for a live ring also
-// the same commit in the two re-reads (LiveFile), the record then being
-// taken from the first re-read.
+// The slot-state-machine check of record_format.h for slot sequence `seq`:
+// commit == seq + 1 in `first` (the first read), and, for a live ring, in
+// the two re-reads `data` and `after` (LiveSlots), the record being taken
+// from `data`; then the checksum over the immutable part, bound to seq by
+// the rule of the image's format version (RecordChecksumFor).
+// `live` false: `first` is an immutable image and holds the record. True
+// with *rec filled when the record is valid; *changed set when it was
+// committed in the first read and changed in a later one.
+bool CheckSlot(BoundedView first, bool live, const LiveSlots& reread, uint64_t first_off,
+               uint64_t slot_off, uint64_t seq, uint16_t version_minor, Record* rec,
+               bool* changed) {
+  BoundedView rec_view;
+  if (!first.Sub(first_off, format::kRecordSize, &rec_view) || !rec_view.Read(0, rec) ||
+      rec->commit != seq + 1) {
+    return false;
+  }
+  if (live) {
+    uint64_t after = 0;
+    if (!reread.data.Sub(slot_off, format::kRecordSize, &rec_view) || !rec_view.Read(0, rec) ||
+        !reread.after.Read(slot_off, &after) || rec->commit != seq + 1 || after != seq + 1) {
+      *changed = true;
+      return false;
+    }
+  }
+  return format::RecordChecksumFor(version_minor, rec_view.data, seq) == rec->checksum;
+}
+
+uint64_t RegionBase(const ImageLayout& layout, uint32_t index) {
+  return layout.records_offset + uint64_t{index} * layout.capacity * format::kRecordSize;
+}
+
+// Every slot of the region's last lap, [max(0, head - capacity), head), from
+// the image (re-checked against the file when `live`).
 void ReadRecords(BoundedView image, const ImageLayout& layout, uint32_t index, uint64_t head,
                  const LiveFile* live, CommSnapshot* comm, uint64_t* bad_enums, uint64_t* changed) {
   uint64_t first = head > layout.capacity ? head - layout.capacity : 0;
   comm->overwritten = first;
   comm->records = TakeRecordBuffer(static_cast<size_t>(head - first));  // <= capacity
-  uint64_t region_base =
-      layout.records_offset + uint64_t{index} * layout.capacity * format::kRecordSize;
+  const uint64_t region_base = RegionBase(layout, index);
   const uint64_t used = head < layout.capacity ? head : layout.capacity;
   LiveSlots reread;
   if (live != nullptr && used > 0) reread = RereadSlots(*live, region_base, used);
   for (uint64_t seq = first; seq < head; ++seq) {
     const uint64_t slot_off = (seq & (layout.capacity - 1)) * format::kRecordSize;
-    BoundedView rec_view;
     Record rec;
-    if (!image.Sub(region_base + slot_off, format::kRecordSize, &rec_view) ||
-        !rec_view.Read(0, &rec) || rec.commit != seq + 1) {
-      ++comm->torn;
-      continue;
-    }
-    if (live != nullptr) {
-      uint64_t after = 0;
-      if (!reread.data.Sub(slot_off, format::kRecordSize, &rec_view) || !rec_view.Read(0, &rec) ||
-          !reread.after.Read(slot_off, &after) || rec.commit != seq + 1 || after != seq + 1) {
-        ++*changed;
-        ++comm->torn;
-        continue;
-      }
-    }
-    if (format::RecordChecksumFor(layout.version_minor, rec_view.data, seq) != rec.checksum) {
+    bool was_changed = false;
+    if (!CheckSlot(image, live != nullptr, reread, region_base + slot_off, slot_off, seq,
+                   layout.version_minor, &rec, &was_changed)) {
+      *changed += was_changed ? 1 : 0;
       ++comm->torn;
       continue;
     }
@@ -196,9 +212,8 @@ void ReadRecords(BoundedView image, const ImageLayout& layout, uint32_t index, u
 
 }  // namespace
 
-RegionOutcome ReadRegion(BoundedView image, const ImageLayout& layout, uint32_t index,
-                         CommSnapshot* comm, std::vector<std::string>* warnings,
-                         const LiveFile* live) {
+RegionOutcome ReadRegionDesc(BoundedView image, const ImageLayout& layout, uint32_t index,
+                             CommSnapshot* comm, std::vector<std::string>* warnings) {
   BoundedView desc_view;
   RegionDesc d;
   uint64_t desc_off = layout.table_offset + uint64_t{index} * format::kRegionDescSize;
@@ -225,9 +240,18 @@ RegionOutcome ReadRegion(BoundedView image, const ImageLayout& layout, uint32_t 
   }
   CopyIdentity(desc_view, d, layout, comm);
   comm->head = head;
+  comm->overwritten = head > layout.capacity ? head - layout.capacity : 0;
+  return RegionOutcome::kRead;
+}
+
+RegionOutcome ReadRegion(BoundedView image, const ImageLayout& layout, uint32_t index,
+                         CommSnapshot* comm, std::vector<std::string>* warnings,
+                         const LiveFile* live) {
+  const RegionOutcome outcome = ReadRegionDesc(image, layout, index, comm, warnings);
+  if (outcome != RegionOutcome::kRead) return outcome;
   uint64_t bad_enums = 0;
   uint64_t changed = 0;
-  ReadRecords(image, layout, index, head, live, comm, &bad_enums, &changed);
+  ReadRecords(image, layout, index, comm->head, live, comm, &bad_enums, &changed);
   if (bad_enums > 0) {
     warnings->push_back(RegionPrefix(index) + std::to_string(bad_enums) +
                         " out-of-range enum values in valid records, shown as Unknown");
@@ -239,6 +263,45 @@ RegionOutcome ReadRegion(BoundedView image, const ImageLayout& layout, uint32_t 
     warnings->push_back(line);
   }
   return RegionOutcome::kRead;
+}
+
+uint64_t ReadLiveSlots(const LiveFile& live, const ImageLayout& layout, uint32_t index,
+                       uint64_t begin, uint64_t end, std::vector<OpRecord>* out,
+                       uint64_t* bad_enums) {
+  // Reused by every call on this thread, like RereadSlots' buffers.
+  thread_local ByteBuffer first_buf;
+  if (end > begin && end - begin > layout.capacity) begin = end - layout.capacity;
+  const uint64_t mask = layout.capacity - 1;
+  const uint64_t region_base = RegionBase(layout, index);
+  uint64_t torn = 0;
+  while (begin < end) {
+    // One contiguous run of slots: up to the end of the region's array.
+    const uint64_t to_wrap = layout.capacity - (begin & mask);
+    const uint64_t n = end - begin < to_wrap ? end - begin : to_wrap;
+    const uint64_t offset = region_base + (begin & mask) * format::kRecordSize;
+    const uint64_t len = n * format::kRecordSize;
+    first_buf.Resize(static_cast<size_t>(len));
+    uint64_t done = 0;
+    std::string error;
+    BoundedView first;
+    if (PreadFully(live.fd, offset, first_buf.data(), len, &done, &error)) {
+      first = BoundedView{first_buf.data(), static_cast<size_t>(done)};
+    }
+    const LiveSlots reread = RereadSlots(live, offset, n);
+    for (uint64_t k = 0; k < n; ++k) {
+      const uint64_t seq = begin + k;
+      Record rec;
+      bool changed = false;
+      if (!CheckSlot(first, true, reread, k * format::kRecordSize, k * format::kRecordSize, seq,
+                     layout.version_minor, &rec, &changed)) {
+        ++torn;
+        continue;
+      }
+      out->push_back(ToOpRecord(rec, seq, layout, bad_enums));
+    }
+    begin += n;
+  }
+  return torn;
 }
 
 }  // namespace reader_internal

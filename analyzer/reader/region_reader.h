@@ -43,6 +43,23 @@ RegionOutcome ReadRegion(BoundedView image, const ImageLayout& layout, uint32_t 
                          CommSnapshot* comm, std::vector<std::string>* warnings,
                          const LiveFile* live = nullptr);
 
+// ReadRegion without the records: the descriptor's identity, head and
+// counters (comm->records stays empty, comm->torn 0).
+RegionOutcome ReadRegionDesc(BoundedView image, const ImageLayout& layout, uint32_t index,
+                             CommSnapshot* comm, std::vector<std::string>* warnings);
+
+// The records of slot sequences [begin, end) of region `index`, read from
+// the live ring file itself (no image): each run of slots is read three
+// times (first commits, data, commits again) with the fences of RereadSlots,
+// and a record is returned only when all three commits are seq + 1 and its
+// checksum holds (the same check ReadRegion applies). Only the last lap can
+// be held: slots before end - capacity are not read. Valid records are
+// appended to *out in ascending slot order; returns how many slots in the
+// range were torn, overwritten or unreadable.
+uint64_t ReadLiveSlots(const LiveFile& live, const ImageLayout& layout, uint32_t index,
+                       uint64_t begin, uint64_t end, std::vector<OpRecord>* out,
+                       uint64_t* bad_enums);
+
 }  // namespace reader_internal
 }  // namespace flightrec
 

@@ -1,0 +1,226 @@
+// `flightrec exporter DIR... [--listen ADDR:PORT] [--textfile PATH]
+// [--interval S] [--once]`: a per-node daemon that serves the metrics of
+// every ring under DIR... to Prometheus (GET /metrics) and/or writes them
+// to a node_exporter textfile (atomic rename), rescanning the directories
+// on each scrape and each interval (docs/monitoring.md). Read-only: rings
+// are never written, their writers never wait on it. A bad file is skipped
+// with a log line on stderr and a metric; the exporter goes on.
+//
+// Exit code: 0 stopped by SIGINT/SIGTERM (or --once done); 2 usage error,
+// the address cannot be bound or the textfile cannot be written.
+#include <httplib.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "analyzer/cli/commands.h"
+#include "analyzer/live/collector.h"
+
+namespace flightrec {
+namespace cli {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitError = 2;
+
+struct ExporterArgs {
+  std::vector<std::string> dirs;
+  std::string listen;
+  std::string textfile;
+  double interval_s = 15;
+  bool once = false;
+};
+
+uint64_t WallNowNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// One Collector shared by the HTTP handler threads and the textfile loop.
+class Exporter {
+ public:
+  explicit Exporter(const std::vector<std::string>& dirs) : collector_(dirs) {}
+
+  // Scans and renders the exposition; log lines go to stderr.
+  std::string ScrapeText() {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::string> log;
+    live::ScanStats stats = collector_.Scan(WallNowNs(), &log);
+    stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (const std::string& line : log)
+      std::fprintf(stderr, "flightrec exporter: %s\n", line.c_str());
+    std::string out;
+    collector_.Render(stats, &out);
+    return out;
+  }
+
+ private:
+  std::mutex mu_;
+  live::Collector collector_;
+};
+
+// Writes `text` to `path` through a temporary file in the same directory and
+// a rename, so that a reader (node_exporter) never sees a partial file.
+bool WriteAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "flightrec exporter: %s: cannot write\n", tmp.c_str());
+    return false;
+  }
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::fprintf(stderr, "flightrec exporter: %s: cannot write\n", path.c_str());
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool SplitListen(const std::string& listen, std::string* host, int* port) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  *host = listen.substr(0, colon);
+  if (host->size() > 2 && host->front() == '[' && host->back() == ']') {
+    *host = host->substr(1, host->size() - 2);
+  }
+  try {
+    size_t used = 0;
+    *port = std::stoi(listen.substr(colon + 1), &used);
+    return used == listen.size() - colon - 1 && *port >= 0 && *port <= 65535;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// Stops on SIGINT/SIGTERM: both are blocked in every thread and taken by
+// one thread with sigwait, which then stops the server and the loop.
+class StopSignal {
+ public:
+  StopSignal() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);  // before any thread starts
+  }
+  void Start(httplib::Server* server) {
+    waiter_ = std::thread([this, server] {
+      int sig = 0;
+      sigwait(&set_, &sig);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        stop_ = true;
+      }
+      cv_.notify_all();
+      if (server != nullptr) server->stop();
+    });
+    waiter_.detach();  // it ends with the process
+  }
+  // Waits up to `seconds`; true once stopped.
+  bool WaitFor(double seconds) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return stop_; });
+  }
+
+ private:
+  sigset_t set_;
+  std::thread waiter_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+};
+
+int Run(const ExporterArgs& args) {
+  Exporter exporter(args.dirs);
+  if (args.once) {
+    const std::string text = exporter.ScrapeText();
+    if (args.textfile.empty()) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      return kExitOk;
+    }
+    return WriteAtomically(args.textfile, text) ? kExitOk : kExitError;
+  }
+  StopSignal stop;
+  std::unique_ptr<httplib::Server> server;
+  if (!args.listen.empty()) {
+    std::string host;
+    int port = 0;
+    if (!SplitListen(args.listen, &host, &port)) {
+      std::fprintf(stderr, "flightrec exporter: --listen %s: expected ADDR:PORT\n",
+                   args.listen.c_str());
+      return kExitError;
+    }
+    server.reset(new httplib::Server);
+    server->Get("/metrics", [&exporter](const httplib::Request&, httplib::Response& res) {
+      res.set_content(exporter.ScrapeText(), "text/plain; version=0.0.4; charset=utf-8");
+    });
+    server->Get("/", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("flightrec exporter: metrics at /metrics\n", "text/plain");
+    });
+    const int bound = port == 0 ? server->bind_to_any_port(host) : port;
+    if (bound < 0 || (port != 0 && !server->bind_to_port(host, port))) {
+      std::fprintf(stderr, "flightrec exporter: cannot listen on %s\n", args.listen.c_str());
+      return kExitError;
+    }
+    std::printf("flightrec exporter: listening on %s:%d\n", host.c_str(), bound);
+    std::fflush(stdout);
+  }
+  stop.Start(server.get());
+  std::thread textfile_loop;
+  if (!args.textfile.empty()) {
+    textfile_loop = std::thread([&] {
+      do {
+        WriteAtomically(args.textfile, exporter.ScrapeText());
+      } while (!stop.WaitFor(args.interval_s));
+      if (server != nullptr) server->stop();
+    });
+  }
+  if (server != nullptr) server->listen_after_bind();
+  if (textfile_loop.joinable()) textfile_loop.join();
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddExporterCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<ExporterArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "exporter",
+      "Serve Prometheus metrics of the rings under DIR... (--listen) and/or write them to a "
+      "node_exporter textfile (--textfile); docs/monitoring.md");
+  cmd->add_option("dirs", args->dirs, "directories holding ring files (and dumps)")->required();
+  cmd->add_option("--listen", args->listen,
+                  "serve GET /metrics on ADDR:PORT (port 0: any free port, printed on stdout)");
+  cmd->add_option("--textfile", args->textfile,
+                  "write the metrics to this file every --interval (atomic rename); name it "
+                  "*.prom for node_exporter's textfile collector");
+  cmd->add_option("--interval", args->interval_s, "seconds between textfile writes (default 15)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--once", args->once,
+                "scan once, write the textfile (or print the metrics on stdout) and exit");
+  cmd->callback([args, exit_code]() {
+    if (args->listen.empty() && args->textfile.empty() && !args->once) {
+      std::fprintf(stderr, "flightrec exporter: give --listen, --textfile or --once\n");
+      *exit_code = kExitError;
+      return;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    *exit_code = Run(*args);
+  });
+}
+
+}  // namespace cli
+}  // namespace flightrec

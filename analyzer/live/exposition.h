@@ -1,0 +1,53 @@
+// The Prometheus text exposition format (version 0.0.4): one family at a
+// time, its # HELP and # TYPE lines first, then its samples. Label values are
+// escaped (backslash, double quote, newline); names are the caller's
+// constants and follow the naming rules (docs/monitoring.md).
+#ifndef FLIGHTREC_ANALYZER_LIVE_EXPOSITION_H_
+#define FLIGHTREC_ANALYZER_LIVE_EXPOSITION_H_
+
+#include <stdint.h>
+
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace flightrec {
+namespace live {
+
+using Labels = std::vector<std::pair<const char*, std::string>>;
+
+// Fixed bucket bounds (seconds) of every flightrec histogram: from 10 us (a
+// small collective) to 5 min (a stuck one), so that histograms of different
+// ranks, processes and nodes merge (the same `le` everywhere).
+constexpr std::array<double, 16> kBucketBounds = {1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 1e-2, 5e-2,
+                                                  0.1,  0.5,  1.0,  5.0,  10.0, 30.0, 60.0, 300.0};
+
+struct Histogram {
+  std::array<uint64_t, kBucketBounds.size()> buckets{};  // non-cumulative
+  uint64_t count = 0;                                    // == the +Inf bucket
+  double sum = 0;
+  void Observe(double seconds);
+};
+
+class Exposition {
+ public:
+  explicit Exposition(std::string* out) : out_(out) {}
+  // Starts a family: `type` is "counter", "gauge" or "histogram".
+  void Family(const char* name, const char* type, const char* help);
+  void Sample(const char* name, const Labels& labels, double value);
+  // name_bucket{...,le}, name_sum, name_count.
+  void HistogramSamples(const char* name, const Labels& labels, const Histogram& h);
+
+ private:
+  void Line(const std::string& name, const Labels& labels, const char* le, double value);
+  std::string* out_;
+};
+
+// Escapes a label value for the text format.
+std::string EscapeLabelValue(const std::string& v);
+
+}  // namespace live
+}  // namespace flightrec
+
+#endif  // FLIGHTREC_ANALYZER_LIVE_EXPOSITION_H_

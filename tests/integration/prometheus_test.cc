@@ -1,0 +1,345 @@
+// `flightrec exporter` against the real Prometheus tools (Debian's
+// `prometheus` package): promtool checks the exposition of an emulated job's
+// rings, and a real Prometheus server (loopback, a free port, its TSDB in a
+// temp dir, killed at the end) scrapes the exporter while emulated jobs run,
+// evaluating the shipped rules (deploy/prometheus/flightrec-rules.yml):
+// the stuck-collective alert fires for the ranks that wait when one rank
+// stops before a collective, and nothing fires for a healthy job.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "integration/emu_job.h"
+#include "integration/ring_view.h"
+
+namespace flightrec {
+namespace itest {
+namespace {
+
+std::string Cli() { return BuildDir() + "/bin/flightrec"; }
+
+std::string Quote(const std::string& s) { return "'" + s + "'"; }
+
+// A free loopback TCP port (bound, read back, closed: Prometheus binds it
+// right after).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+// A background process (`exec`ed by /bin/sh), ended with SIGTERM, then
+// SIGKILL after 10 s.
+class Daemon {
+ public:
+  explicit Daemon(const std::string& cmd) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  ~Daemon() { Stop(); }
+  bool running() { return pid_ > 0 && waitpid(pid_, &status_, WNOHANG) == 0; }
+  // The exit status (WEXITSTATUS, or 128 + signal).
+  int Stop() {
+    if (pid_ <= 0) return status_;
+    kill(pid_, SIGTERM);
+    for (int i = 0; i < 100; ++i) {
+      if (waitpid(pid_, &status_, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status_, 0);
+    pid_ = -1;
+    return 128 + SIGKILL;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = 0;
+};
+
+// The shipped rules with the stuck threshold lowered from 5 min to 2 s and
+// its `for` from 1 min to none, so that a test hang of seconds trips it; the
+// expression itself is the shipped one.
+std::string TestRules() {
+  std::string rules =
+      ReadText(std::string(FLIGHTREC_SOURCE_DIR) + "/deploy/prometheus/flightrec-rules.yml");
+  const std::string shipped = "expr: flightrec_oldest_pending_op_seconds > 300\n        for: 1m";
+  const size_t at = rules.find(shipped);
+  EXPECT_NE(at, std::string::npos) << "the stuck rule changed; update this test";
+  if (at != std::string::npos) {
+    rules.replace(at, shipped.size(),
+                  "expr: flightrec_oldest_pending_op_seconds > 2\n        for: 0s");
+  }
+  return rules;
+}
+
+// The exporter on `rings` and a Prometheus server scraping it every second,
+// evaluating TestRules() every second.
+class PromStack {
+ public:
+  explicit PromStack(const std::string& rings) : dir_(MakeTempDir("prom")) {
+    exporter_.reset(new Daemon(Cli() + " exporter --listen 127.0.0.1:0 " + Quote(rings) + " >" +
+                               Quote(dir_ + "/exporter.out") + " 2>" +
+                               Quote(dir_ + "/exporter.err")));
+    const std::regex listening("listening on 127\\.0\\.0\\.1:([0-9]+)");
+    std::smatch m;
+    for (int i = 0; i < 300 && exporter_port_ <= 0; ++i) {
+      const std::string out = ReadText(dir_ + "/exporter.out");
+      if (std::regex_search(out, m, listening)) exporter_port_ = std::stoi(m[1]);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    prom_port_ = FreePort();
+    std::ofstream(dir_ + "/rules.yml") << TestRules();
+    std::ofstream(dir_ + "/prometheus.yml")
+        << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+           "rule_files: ['"
+        << dir_ << "/rules.yml']\n"
+        << "scrape_configs:\n  - job_name: flightrec\n    honor_labels: true\n"
+           "    static_configs:\n      - targets: ['127.0.0.1:"
+        << exporter_port_ << "']\n";
+    prometheus_.reset(new Daemon(
+        "prometheus --config.file=" + Quote(dir_ + "/prometheus.yml") + " --storage.tsdb.path=" +
+        Quote(dir_ + "/tsdb") + " --web.listen-address=127.0.0.1:" + std::to_string(prom_port_) +
+        " --log.level=warn >" + Quote(dir_ + "/prometheus.log") + " 2>&1"));
+    for (int i = 0; i < 300 && !Ready(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  ~PromStack() {
+    prometheus_->Stop();
+    exporter_->Stop();
+    RunShell("rm -rf " + Quote(dir_));
+  }
+  bool Ready() {
+    httplib::Client c("127.0.0.1", prom_port_);
+    auto r = c.Get("/-/ready");
+    return r && r->status == 200;
+  }
+  bool ok() const { return exporter_port_ > 0 && prom_port_ > 0; }
+  std::string Logs() const {
+    return "exporter: " + ReadText(dir_ + "/exporter.err").substr(0, 2000) +
+           "\nprometheus: " + ReadText(dir_ + "/prometheus.log").substr(0, 2000);
+  }
+  // GET `path` on Prometheus' API as JSON (null on failure).
+  nlohmann::json Api(const std::string& path) {
+    httplib::Client c("127.0.0.1", prom_port_);
+    c.set_read_timeout(5, 0);
+    auto r = c.Get(path.c_str());
+    if (!r || r->status != 200) return nullptr;
+    return nlohmann::json::parse(r->body, nullptr, false);
+  }
+  // The alerts firing now: "alertname pid=.. rank=.." strings.
+  std::vector<nlohmann::json> FiringAlerts() {
+    std::vector<nlohmann::json> out;
+    const nlohmann::json j = Api("/api/v1/alerts");
+    if (!j.is_object() || !j.contains("data")) return out;
+    for (const auto& a : j["data"].value("alerts", nlohmann::json::array())) {
+      if (a.value("state", "") == "firing") out.push_back(a["labels"]);
+    }
+    return out;
+  }
+  double Query(const std::string& expr) {
+    const nlohmann::json j =
+        Api("/api/v1/query?query=" + httplib::detail::encode_query_param(expr));
+    if (!j.is_object() || j["data"]["result"].empty()) return -1;
+    return std::stod(j["data"]["result"][0]["value"][1].get<std::string>());
+  }
+
+ private:
+  std::string dir_;
+  std::unique_ptr<Daemon> exporter_;
+  std::unique_ptr<Daemon> prometheus_;
+  int exporter_port_ = -1;
+  int prom_port_ = -1;
+};
+
+// Polls the firing alerts every 0.5 s from a thread while a job runs.
+class AlertPoller {
+ public:
+  explicit AlertPoller(PromStack* stack)
+      : thread_([this, stack] {
+          while (!stop_) {
+            for (const nlohmann::json& a : stack->FiringAlerts()) {
+              std::lock_guard<std::mutex> lock(mu_);
+              seen_.push_back(a);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+          }
+        }) {}
+  ~AlertPoller() { Stop(); }
+  std::vector<nlohmann::json> Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    std::lock_guard<std::mutex> lock(mu_);
+    return seen_;
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<nlohmann::json> seen_;
+  std::thread thread_;
+};
+
+const std::map<std::string, std::string> kJobEnv = {{"NCCL_FLIGHTREC_TIMEOUT_S", "600"},
+                                                    {"NCCL_FLIGHTREC_VERDICT", "0"}};
+
+TEST(Prometheus, PromtoolAcceptsTheExpositionAndItCountsWhatTheRingsHold) {
+  const EmuJob job = RunEmu("prom-check", "--ranks 4 --tp 2 --ops 200 --job-id promcheck", kJobEnv);
+  ASSERT_EQ(job.status, 0) << job.stderr_text;
+  const std::string out = job.dir + "/metrics.prom";
+  ASSERT_EQ(RunShell(Cli() + " exporter --once " + Quote(job.ring_dir) + " >" + Quote(out)), 0);
+  const std::string check = job.dir + "/promtool.out";
+  EXPECT_EQ(RunShell("promtool check metrics <" + Quote(out) + " >" + Quote(check) + " 2>&1"), 0)
+      << ReadText(check);
+  // Every claimed slot of every ring is counted once: the sum of
+  // flightrec_collectives_total per pid is the sum of its regions' heads.
+  const std::string text = ReadText(out);
+  std::map<std::string, double> counted;
+  const std::regex sample("flightrec_collectives_total\\{[^}]*pid=\"([0-9]+)\"[^}]*\\} ([0-9]+)");
+  for (std::sregex_iterator it(text.begin(), text.end(), sample), end; it != end; ++it) {
+    counted[(*it)[1]] += std::stod((*it)[2]);
+  }
+  const std::vector<std::string> rings = ListFiles(job.ring_dir, ".ring");
+  ASSERT_EQ(rings.size(), 4u);
+  for (const std::string& r : rings) {
+    const FileView v = ReadFileView(r);
+    ASSERT_TRUE(v.ok) << v.error;
+    double heads = 0;
+    for (const CommView& c : v.comms) heads += static_cast<double>(c.head);
+    EXPECT_GT(heads, 0);
+    EXPECT_EQ(counted[std::to_string(v.pid)], heads) << r;
+  }
+  // The textfile route: written every --interval by rename (never a partial
+  // file: node_exporter reads it any time), the same exposition; SIGTERM
+  // ends the daemon with status 0.
+  const std::string textfile = job.dir + "/textfile.prom";
+  Daemon daemon(Cli() + " exporter --textfile " + Quote(textfile) + " --interval 1 " +
+                Quote(job.ring_dir));
+  for (int i = 0; i < 300 && ReadText(textfile).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(RunShell("promtool check metrics <" + Quote(textfile) + " >" + Quote(check) + " 2>&1"),
+            0)
+      << ReadText(check);
+  EXPECT_NE(ReadText(textfile).find("flightrec_collectives_total{job=\"promcheck\""),
+            std::string::npos);
+  EXPECT_EQ(daemon.Stop(), 0);
+  RunShell("rm -rf " + Quote(job.dir));
+}
+
+TEST(Prometheus, StuckCollectiveAlertFiresForTheRanksThatWaitAndNotForTheStoppedOne) {
+  const std::string rings = MakeTempDir("prom-hung-rings");
+  PromStack stack(rings);
+  ASSERT_TRUE(stack.ok()) << stack.Logs();
+  ASSERT_TRUE(stack.Ready()) << stack.Logs();
+  AlertPoller poller(&stack);
+  // Rank 1 stops before op 200 (a TP AllReduce): its TP partner waits in
+  // op 200, ranks 2 and 3 in the DP ReduceScatter after it. The launcher
+  // ends the job after 15 s without progress.
+  std::map<std::string, std::string> env = kJobEnv;
+  env["NCCL_FLIGHTREC_DIR"] = rings;
+  const EmuJob job = RunEmu("prom-hung",
+                            "--ranks 4 --tp 2 --ops 100000 --step-us 1000 --job-id promhung "
+                            "--fault stuck:rank=1:op=200 --hang-timeout-s 15",
+                            env);
+  const std::vector<nlohmann::json> seen = poller.Stop();
+  ASSERT_EQ(job.status, 3) << job.stderr_text;
+  std::map<int, std::string> pid_of_rank;
+  for (const auto& r : job.summary["ranks"]) {
+    pid_of_rank[r.value("rank", -1)] = std::to_string(r.value("pid", 0));
+  }
+  std::set<std::string> stuck_pids;
+  for (const nlohmann::json& a : seen) {
+    ASSERT_EQ(a.value("alertname", ""), "FlightrecCollectiveStuck") << a.dump();
+    EXPECT_EQ(a.value("job", ""), "promhung") << a.dump();
+    stuck_pids.insert(a.value("pid", ""));
+  }
+  const std::set<std::string> waiting = {pid_of_rank[0], pid_of_rank[2], pid_of_rank[3]};
+  EXPECT_EQ(stuck_pids, waiting) << "rank 1 is pid " << pid_of_rank[1] << "; " << stack.Logs();
+  RunShell("rm -rf " + Quote(rings) + " " + Quote(job.dir));
+}
+
+TEST(Prometheus, AHealthyJobFiresNoAlert) {
+  const std::string rings = MakeTempDir("prom-healthy-rings");
+  PromStack stack(rings);
+  ASSERT_TRUE(stack.ok()) << stack.Logs();
+  ASSERT_TRUE(stack.Ready()) << stack.Logs();
+  AlertPoller poller(&stack);
+  std::map<std::string, std::string> env = kJobEnv;
+  env["NCCL_FLIGHTREC_DIR"] = rings;
+  const EmuJob job =
+      RunEmu("prom-healthy", "--ranks 4 --tp 2 --ops 4000 --step-us 1000 --job-id promok", env);
+  // A few more evaluations with the finished job's rings in place.
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  const std::vector<nlohmann::json> seen = poller.Stop();
+  ASSERT_EQ(job.status, 0) << job.stderr_text;
+  // Prometheus did scrape the job: its ops are in the TSDB.
+  EXPECT_GT(stack.Query("sum(flightrec_collectives_total{job=\"promok\"})"), 0) << stack.Logs();
+  for (const nlohmann::json& a : seen) ADD_FAILURE() << "alert fired: " << a.dump();
+  // Every query of the shipped dashboard is valid PromQL for this Prometheus
+  // and names only metrics the exporter serves.
+  const nlohmann::json dash = nlohmann::json::parse(
+      ReadText(std::string(FLIGHTREC_SOURCE_DIR) + "/deploy/grafana/flightrec-dashboard.json"));
+  std::set<std::string> served;
+  for (const std::string& line : {std::string("/api/v1/label/__name__/values")}) {
+    const nlohmann::json names = stack.Api(line);
+    ASSERT_TRUE(names.is_object()) << stack.Logs();
+    for (const auto& n : names["data"]) served.insert(n.get<std::string>());
+  }
+  int queries = 0;
+  for (const auto& panel : dash["panels"]) {
+    for (const auto& target : panel["targets"]) {
+      std::string expr = target["expr"];
+      expr = std::regex_replace(expr, std::regex("\\$__rate_interval"), "1m");
+      expr = std::regex_replace(expr, std::regex("\\$(job|host)"), ".*");
+      const nlohmann::json r =
+          stack.Api("/api/v1/query?query=" + httplib::detail::encode_query_param(expr));
+      EXPECT_TRUE(r.is_object() && r.value("status", "") == "success") << expr;
+      const std::regex metric("flightrec_[a-z_]+");
+      for (std::sregex_iterator it(expr.begin(), expr.end(), metric), end; it != end; ++it) {
+        EXPECT_EQ(served.count(it->str()), 1u) << it->str() << " in " << expr;
+      }
+      ++queries;
+    }
+  }
+  EXPECT_GT(queries, 10);
+  RunShell("rm -rf " + Quote(rings) + " " + Quote(job.dir));
+}
+
+}  // namespace
+}  // namespace itest
+}  // namespace flightrec
