@@ -538,6 +538,23 @@ TEST(ProgressTest, KilledBeforeTheFirstHeartbeatIsDead) {
   EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
 }
 
+// A job of two processes, one killed: the job's heartbeat jitter (a median
+// of the heartbeat gaps) must not be the dead one's own silence, or it
+// excuses itself. Found by the randomized sweep.
+TEST(ProgressTest, KilledRankOfATwoProcessJobIsDead) {
+  JobSpec spec;
+  spec.nranks = 2;
+  spec.tp = 0;
+  spec.fault = Fault::kKilled;
+  spec.rank = 1;
+  spec.op = 2;
+  Analyzed a(MakeJob(spec));
+  const analysis::Finding* f = a.First(FindingKind::kDeadRank);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(a.Pid(f->ranks.at(0).process), 4001);
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4001});
+}
+
 // A torn record leaves a hole in a member's op indices: lookups around it
 // still work (binary search instead of the dense path) and the hole is
 // "not held", not a mismatch.
