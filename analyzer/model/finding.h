@@ -81,6 +81,11 @@ struct Finding {
   bool root_cause = false;          // names a culprit (vs. a consequence)
   std::vector<std::string> fields;  // mismatch: "func", "count", ...
   bool contested = false;           // mismatch with no majority: nobody blamed
+  // mismatch whose comm had no majority but evidence from outside it named
+  // the odd side: "siblings" (comms of the same size running the same ops),
+  // "other_comms" (the named rank is the odd one on another comm too); ""
+  // when the comm's own majority decided or nothing did (contested).
+  std::string tie_break;
   // lagging_rank seen in the member's own records (its ops are the others'
   // shifted), the most direct evidence of a skip.
   bool from_records = false;

@@ -113,8 +113,11 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
   f.op = op.op;
   f.waiting = static_cast<int32_t>(op.waiting.size());
   f.waiting_since_wall_ns = op.since_wall_ns;
-  // Order: the rank whose GPU start came last (or never came) first.
-  uint64_t net_bytes = 0, last_progress = 0;
+  // A rank is named only when the records single it out: it never started
+  // the op on the GPU while the others did. Which GPU start came last says
+  // nothing (a kernel hung on one GPU starts with the others and spins like
+  // them), so otherwise no rank is named and the ranks stay in rank order.
+  uint64_t net_bytes = 0, last_progress = 0, first_start = UINT64_MAX, last_start = 0;
   int32_t never_started = 0;
   for (int32_t rank : op.waiting) {
     const MemberRef& m = g.members[rank];
@@ -129,32 +132,43 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
     n.blocked_op = op.op;
     // GPU starts of different hosts compare on the common time line.
     const uint64_t start = ctx.progress.Common(static_cast<size_t>(m.process), r.gpu_start_ns);
-    n.late_ns = start == 0 ? -1.0 : static_cast<double>(start);
-    never_started += r.gpu_start_ns == 0 ? 1 : 0;
+    if (r.gpu_start_ns == 0) {
+      ++never_started;
+      n.late_ns = -1.0;
+    } else {
+      first_start = std::min(first_start, start);
+      last_start = std::max(last_start, start);
+    }
     net_bytes += r.net_bytes;
     last_progress = std::max(
         last_progress, ctx.progress.Common(static_cast<size_t>(m.process), r.last_progress_ns()));
     f.ranks.push_back(n);
   }
+  const int32_t members = static_cast<int32_t>(f.ranks.size());
+  const bool singled_out = never_started > 0 && never_started < members;
   std::stable_sort(f.ranks.begin(), f.ranks.end(), [](const RankNote& a, const RankNote& b) {
     const bool a_never = a.late_ns < 0, b_never = b.late_ns < 0;
     if (a_never != b_never) return a_never;
-    if (a.late_ns != b.late_ns) return a.late_ns > b.late_ns;
     return a.rank < b.rank;
   });
-  const RankNote& last = f.ranks.front();
-  f.summary = op.exchange ? "all " + std::to_string(f.ranks.size()) + " ranks of " + CommLabel(g) +
+  f.summary = op.exchange ? "all " + std::to_string(members) + " ranks of " + CommLabel(g) +
                                 " in the Send/Recv exchange of " + OpLabel(op.op) +
                                 " are inside it and none finished"
-                          : "all " + std::to_string(f.ranks.size()) + " ranks of " + CommLabel(g) +
+                          : "all " + std::to_string(members) + " ranks of " + CommLabel(g) +
                                 " are inside " + OpLabel(op.op) + " and none finished";
   f.summary += " (not a laggard problem); ";
-  if (last.late_ns < 0) {
-    f.summary += std::to_string(never_started) + " never started it on the GPU, first " +
-                 RankLabel(ctx.index, last.rank, last.process);
+  if (singled_out) {
+    const RankNote& first = f.ranks.front();
+    f.summary += std::to_string(never_started) + " of them never started it on the GPU while " +
+                 "the others did, first " + RankLabel(ctx.index, first.rank, first.process) +
+                 ": its GPU is the one to look at";
+  } else if (never_started == members) {
+    f.summary += "none started it on the GPU, so the records single out no rank";
   } else {
-    f.summary += "the last GPU start was " + RankLabel(ctx.index, last.rank, last.process) +
-                 " at " + ClockTime(static_cast<uint64_t>(last.late_ns));
+    f.summary += "every one started it on the GPU (between " + ClockTime(first_start) + " and " +
+                 ClockTime(last_start) +
+                 "), so the records single out no rank: the GPU or the network of any of them "
+                 "may be the one that hangs";
   }
   f.summary += net_bytes > 0 || last_progress > 0
                    ? "; network moved " + std::to_string(net_bytes) + " bytes, last progress at " +

@@ -1,7 +1,10 @@
 // mismatch: members that enqueued the same op index with different
 // arguments. Normal is decided per field by majority; the minority is named.
+// A comm without a majority (two members, an even split) asks outside it:
+// its siblings, then the members' other comms (docs/analyzer.md "Ties").
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -73,11 +76,57 @@ uint64_t Mode(std::vector<std::pair<uint64_t, int32_t>> values, size_t* count, b
   return best;
 }
 
+// (process, group): the process is the odd one (a mismatch minority named
+// by a majority, or a member whose ops are shifted) on that comm.
+using OddMembers = std::set<std::pair<int32_t, int32_t>>;
+
+// Whether `process` is the odd one on a comm other than `group`.
+bool OddElsewhere(const OddMembers* odd, int32_t process, int32_t group) {
+  if (odd == nullptr || process < 0) return false;
+  for (auto it = odd->lower_bound({process, INT32_MIN}); it != odd->end() && it->first == process;
+       ++it) {
+    if (it->second != group) return true;
+  }
+  return false;
+}
+
+uint64_t SigKey(const CollSig& s) { return uint64_t{s.sig} << 32 | s.seq_lo; }
+
+// The signature key every present member of `group` holds at op i, when at
+// least one holds it and all that do agree.
+bool Consensus(const JobIndex& index, int32_t group, uint64_t i, uint64_t* key) {
+  const CommGroup& g = index.groups()[group];
+  bool any = false;
+  for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
+    CollSig s;
+    if (!g.members[r].present() || !index.FindCollSig(group, r, i, &s)) continue;
+    if (any && SigKey(s) != *key) return false;
+    *key = SigKey(s);
+    any = true;
+  }
+  return any;
+}
+
+// Siblings voting at most; the first ones by comm order (deterministic).
+constexpr int kMaxSiblingVoters = 64;
+// Ops compared each side of the contested one to call a comm a sibling.
+constexpr uint64_t kSiblingSpan = 8;
+
+// How a tie was broken: the normal side, and what the finding says.
+struct TieBreak {
+  bool resolved = false;
+  std::string kind;  // Finding::tie_break
+  std::string text;  // appended to the summary
+  double base = 0;   // confidence before data quality
+};
+
 class CollChecker {
  public:
-  // `excluded`: comm ranks left out (members whose ops are shifted).
-  CollChecker(const JobIndex& index, int32_t group, std::vector<char> excluded)
-      : index_(index), group_(group), excluded_(std::move(excluded)) {
+  // `excluded`: comm ranks left out (members whose ops are shifted). `odd`:
+  // the odd members of other comms, the second tie-breaker (may be null).
+  CollChecker(const JobIndex& index, int32_t group, std::vector<char> excluded,
+              const OddMembers* odd)
+      : index_(index), group_(group), excluded_(std::move(excluded)), odd_(odd) {
     excluded_.resize(index.groups()[group].members.size(), 0);
   }
 
@@ -224,22 +273,135 @@ class CollChecker {
     f->confidence = (tie ? 0.4 : 0.8) * DataQuality(index_, group_, true);
   }
 
+  // Signature key of each row of rows_ (same order), for tie-breaking.
+  std::vector<uint64_t> RowKeys() const {
+    std::vector<uint64_t> keys;
+    for (const auto& row : rows_) keys.push_back(SigKey(SigOf(row.second)));
+    return keys;
+  }
+
+  // Siblings: other comms of the same size whose members agree at op i and
+  // whose ops around i are this comm's (every TP group runs one schedule,
+  // so does every DP group). Each votes for what it ran at i; a strict
+  // majority of the voters that matches one side of the tie names it normal.
+  bool SiblingVote(uint64_t i, const std::vector<uint64_t>& keys, uint64_t* normal,
+                   TieBreak* tb) const {
+    const CommGroup& g = index_.groups()[group_];
+    std::vector<std::pair<uint64_t, uint64_t>> around;  // (op, key) this comm agrees on
+    const uint64_t from = i > kSiblingSpan ? i - kSiblingSpan : 0;
+    for (uint64_t t = from; t <= i + kSiblingSpan; ++t) {
+      uint64_t key = 0;
+      if (t != i && Consensus(index_, group_, t, &key)) around.emplace_back(t, key);
+    }
+    if (around.empty()) return false;
+    std::map<uint64_t, int> votes;
+    int voters = 0;
+    std::string example;
+    for (size_t s = 0; s < index_.groups().size() && voters < kMaxSiblingVoters; ++s) {
+      const int32_t sg = static_cast<int32_t>(s);
+      if (sg == group_ || index_.groups()[s].nranks != g.nranks) continue;
+      uint64_t at_i = 0;
+      if (!Consensus(index_, sg, i, &at_i)) continue;
+      int same = 0;
+      bool differs = false;
+      for (const auto& [t, key] : around) {
+        uint64_t theirs = 0;
+        if (!Consensus(index_, sg, t, &theirs)) continue;
+        differs = theirs != key;
+        if (differs) break;
+        ++same;
+      }
+      if (differs || same == 0) continue;
+      ++voters;
+      ++votes[at_i];
+      if (example.empty()) example = CommLabel(index_.groups()[s]);
+    }
+    if (voters == 0) return false;
+    const auto best =
+        std::max_element(votes.begin(), votes.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (2 * best->second <= voters) return false;
+    if (std::find(keys.begin(), keys.end(), best->first) == keys.end()) return false;
+    *normal = best->first;
+    tb->resolved = true;
+    tb->kind = "siblings";
+    tb->base = 0.85;
+    tb->text = "; no majority on this comm, the tie broken by its siblings: " +
+               std::to_string(best->second) + " of " + std::to_string(voters) + " comm" +
+               (voters == 1 ? "" : "s") + " of " + std::to_string(g.nranks) +
+               " ranks running the same ops around it (such as " + example +
+               ") ran it as the others here did";
+    return true;
+  }
+
+  // The members' other comms: when the members of exactly one side are all
+  // the odd ones on another comm and the other side's are not, that side is
+  // the odd one here too.
+  bool OtherCommsVote(const std::vector<uint64_t>& keys, uint64_t* normal, TieBreak* tb) const {
+    const CommGroup& g = index_.groups()[group_];
+    bool any_flagged = false, have_normal = false;
+    uint64_t clean = 0;
+    std::string who;
+    for (size_t k = 0; k < rows_.size(); ++k) {
+      const int32_t p = g.members[rows_[k].first].process;
+      if (OddElsewhere(odd_, p, group_)) {
+        any_flagged = true;
+        if (who.empty()) who = RankLabel(index_, rows_[k].first, p);
+        continue;
+      }
+      if (have_normal && clean != keys[k]) return false;
+      clean = keys[k];
+      have_normal = true;
+    }
+    if (!any_flagged || !have_normal) return false;
+    for (size_t k = 0; k < rows_.size(); ++k) {
+      const int32_t p = g.members[rows_[k].first].process;
+      if (OddElsewhere(odd_, p, group_) && keys[k] == clean) return false;
+    }
+    *normal = clean;
+    tb->resolved = true;
+    tb->kind = "other_comms";
+    tb->base = 0.7;
+    tb->text = "; no majority on this comm, the tie broken by the members' other comms: " + who +
+               " is the odd one on another comm too, the others agree with theirs";
+    return true;
+  }
+
   void Describe(uint64_t i, Finding* f) {
     const CommGroup& g = index_.groups()[group_];
+    bool any_tie = false;
+    for (int field = 0; field < kNumFields && !any_tie; ++field) {
+      Column col;
+      for (const auto& row : rows_) col.values.emplace_back(FieldOf(row.second, field), row.first);
+      size_t count = 0;
+      Mode(col.values, &count, &any_tie);
+    }
+    // No majority here: evidence from outside the comm may name a side.
+    TieBreak tb;
+    const std::vector<uint64_t> keys = RowKeys();
+    uint64_t normal_key = 0;
+    if (any_tie && !SiblingVote(i, keys, &normal_key, &tb)) OtherCommsVote(keys, &normal_key, &tb);
+    const OpRecord* normal_row = nullptr;
+    for (size_t k = 0; k < rows_.size() && tb.resolved; ++k) {
+      if (keys[k] == normal_key) normal_row = &rows_[k].second;
+    }
+    const bool contested = any_tie && normal_row == nullptr;
     std::vector<char> minority(g.members.size(), 0);
     std::string detail;
-    bool any_tie = false;
-    size_t majority_size = rows_.size();
-    OpRecord normal = rows_.front().second;
+    OpRecord normal = normal_row != nullptr ? *normal_row : rows_.front().second;
     for (int field = 0; field < kNumFields; ++field) {
       Column col;
       for (const auto& row : rows_) col.values.emplace_back(FieldOf(row.second, field), row.first);
       size_t count = 0;
       bool tie = false;
-      const uint64_t mode = Mode(col.values, &count, &tie);
+      uint64_t mode = Mode(col.values, &count, &tie);
+      if (normal_row != nullptr) {
+        mode = FieldOf(*normal_row, field);
+        count =
+            static_cast<size_t>(std::count_if(col.values.begin(), col.values.end(),
+                                              [mode](const auto& v) { return v.first == mode; }));
+      }
       if (count == rows_.size()) continue;
-      any_tie = any_tie || tie;
-      majority_size = std::min(majority_size, count);
       f->fields.push_back(kFieldNames[field]);
       uint64_t odd = 0;
       for (const auto& v : col.values) {
@@ -264,7 +426,7 @@ class CollChecker {
     f->op.index = i;
     for (const auto& row : rows_) {
       // Without a majority every member is named: none can be assumed right.
-      if (!minority[row.first] && !any_tie) continue;
+      if (!minority[row.first] && !contested) continue;
       RankNote n;
       n.rank = row.first;
       n.process = g.members[row.first].process;
@@ -275,10 +437,17 @@ class CollChecker {
                  (f->ranks.size() > 1 ? " and " + std::to_string(f->ranks.size() - 1) + " more"
                                       : std::string()) +
                  " enqueued op #" + std::to_string(i) + " on " + CommLabel(g) + " with " + detail;
-    if (any_tie) f->summary += " (no majority: either side may be wrong)";
-    f->contested = any_tie;
+    if (contested) {
+      f->summary +=
+          " (no majority, and neither sibling comms nor the members' other comms tell the sides "
+          "apart: either may be wrong)";
+    }
+    f->summary += tb.text;
+    f->contested = contested;
+    f->tie_break = tb.kind;
     f->root_cause = true;
-    f->confidence = (any_tie ? 0.5 : 0.95) * DataQuality(index_, group_, true);
+    const double base = contested ? 0.5 : tb.resolved ? tb.base : 0.95;
+    f->confidence = base * DataQuality(index_, group_, true);
   }
 
   bool Compared(int32_t r) const {
@@ -288,6 +457,7 @@ class CollChecker {
   const JobIndex& index_;
   const int32_t group_;
   std::vector<char> excluded_;
+  const OddMembers* odd_;
   std::vector<std::pair<int32_t, OpRecord>> rows_;
 };
 
@@ -314,8 +484,40 @@ uint64_t P2pMode(const JobIndex& index, int32_t group, uint64_t op_index, uint8_
   return mode;
 }
 
+// Sibling comms (same size) whose Sends and Recvs #op_index all carry one
+// size vote for it; *size is the size a strict majority of them carry.
+bool SiblingP2pSize(const JobIndex& index, int32_t group, uint64_t op_index, bool by_bytes,
+                    uint64_t* size, int* votes, int* voters, std::string* example) {
+  std::map<uint64_t, int> by_size;
+  *voters = 0;
+  for (size_t s = 0; s < index.groups().size() && *voters < kMaxSiblingVoters; ++s) {
+    const int32_t sg = static_cast<int32_t>(s);
+    if (sg == group || index.groups()[s].nranks != index.groups()[group].nranks) continue;
+    size_t send_n = 0, send_total = 0, recv_n = 0, recv_total = 0;
+    const uint64_t send_mode =
+        P2pMode(index, sg, op_index, format::kFuncSend, by_bytes, &send_n, &send_total);
+    const uint64_t recv_mode =
+        P2pMode(index, sg, op_index, format::kFuncRecv, by_bytes, &recv_n, &recv_total);
+    if (send_total == 0 || recv_total == 0 || send_n != send_total || recv_n != recv_total ||
+        send_mode != recv_mode) {
+      continue;
+    }
+    ++*voters;
+    ++by_size[send_mode];
+    if (example->empty()) *example = CommLabel(index.groups()[s]);
+  }
+  if (*voters == 0) return false;
+  const auto best =
+      std::max_element(by_size.begin(), by_size.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  *size = best->first;
+  *votes = best->second;
+  return 2 * best->second > *voters;
+}
+
 // A Send #k from s to q must meet a Recv #k at q from s with the same size.
-void CheckP2p(const JobIndex& index, int32_t group, std::vector<Finding>* out) {
+void CheckP2p(const JobIndex& index, int32_t group, const OddMembers* odd,
+              std::vector<Finding>* out) {
   const CommGroup& g = index.groups()[group];
   uint64_t bad = 0;
   Finding f;
@@ -367,10 +569,43 @@ void CheckP2p(const JobIndex& index, int32_t group, std::vector<Finding>* out) {
         f.contested = false;
         f.confidence = 0.9 * DataQuality(index, group, true);
       } else {
-        f.ranks = {a, b};
-        // Two parties, no majority: either may be wrong.
-        f.contested = true;
-        f.confidence = 0.7 * DataQuality(index, group, true);
+        // No majority on this comm: its siblings, then the two sides' other
+        // comms, may tell which side is odd.
+        uint64_t size = 0;
+        int votes = 0, voters = 0;
+        std::string example;
+        const bool by_siblings = SiblingP2pSize(index, group, send.op_index, by_bytes, &size,
+                                                &votes, &voters, &example) &&
+                                 (size == sent) != (size == posted);
+        const bool a_odd = OddElsewhere(odd, a.process, group);
+        const bool b_odd = OddElsewhere(odd, b.process, group);
+        if (by_siblings) {
+          const bool sender = size != sent;
+          f.ranks = {sender ? a : b};
+          f.summary += "; no majority on this comm, the tie broken by its siblings: " +
+                       std::to_string(votes) + " of " + std::to_string(voters) + " comm" +
+                       (voters == 1 ? "" : "s") + " of " + std::to_string(g.nranks) +
+                       " ranks (such as " + example + ") move " + std::to_string(size) + unit +
+                       " in their Sends and Recvs #" + std::to_string(send.op_index) + ", so " +
+                       (sender ? "the sender" : "the receiver") + " is the odd one";
+          f.tie_break = "siblings";
+          f.contested = false;
+          f.confidence = 0.85 * DataQuality(index, group, true);
+        } else if (a_odd != b_odd) {
+          f.ranks = {a_odd ? a : b};
+          f.summary +=
+              "; no majority on this comm, the tie broken by the two sides' other comms: " +
+              RankLabel(index, f.ranks[0].rank, f.ranks[0].process) +
+              " is the odd one on another comm too";
+          f.tie_break = "other_comms";
+          f.contested = false;
+          f.confidence = 0.7 * DataQuality(index, group, true);
+        } else {
+          f.ranks = {a, b};
+          // Two parties, no majority, nothing outside tells: either may be wrong.
+          f.contested = true;
+          f.confidence = 0.7 * DataQuality(index, group, true);
+        }
       }
     }
   }
@@ -383,15 +618,35 @@ void CheckP2p(const JobIndex& index, int32_t group, std::vector<Finding>* out) {
 
 void DetectMismatch(const JobIndex& index, const std::vector<ShiftedMember>& shifts,
                     std::vector<Finding>* out) {
+  std::vector<std::vector<char>> excluded(index.groups().size());
+  for (size_t g = 0; g < excluded.size(); ++g) {
+    excluded[g].assign(index.groups()[g].members.size(), 0);
+  }
+  for (const ShiftedMember& m : shifts) excluded[m.group][m.rank] = 1;
+  auto check = [&](size_t g, const OddMembers* odd, std::vector<Finding>* found) {
+    found->clear();
+    CollChecker(index, static_cast<int32_t>(g), excluded[g], odd).Run(found);
+    CheckP2p(index, static_cast<int32_t>(g), odd, found);
+  };
   std::vector<std::vector<Finding>> per_group(index.groups().size());
-  ParallelFor(per_group.size(), [&](size_t g) {
-    std::vector<char> excluded(index.groups()[g].members.size(), 0);
-    for (const ShiftedMember& m : shifts) {
-      if (m.group == static_cast<int32_t>(g)) excluded[m.rank] = 1;
+  ParallelFor(per_group.size(), [&](size_t g) { check(g, nullptr, &per_group[g]); });
+  // A comm whose tie its siblings could not break asks the members' other
+  // comms: who is the odd one there (named by a majority, or shifted).
+  OddMembers odd;
+  std::vector<size_t> contested;
+  for (size_t g = 0; g < per_group.size(); ++g) {
+    bool tie = false;
+    for (const Finding& f : per_group[g]) {
+      tie = tie || f.contested;
+      if (f.contested) continue;
+      for (const RankNote& n : f.ranks) odd.emplace(n.process, static_cast<int32_t>(g));
     }
-    CollChecker(index, static_cast<int32_t>(g), std::move(excluded)).Run(&per_group[g]);
-    CheckP2p(index, static_cast<int32_t>(g), &per_group[g]);
-  });
+    if (tie) contested.push_back(g);
+  }
+  for (const ShiftedMember& m : shifts) odd.emplace(m.process, m.group);
+  if (!odd.empty()) {
+    for (size_t g : contested) check(g, &odd, &per_group[g]);
+  }
   for (std::vector<Finding>& found : per_group) {
     for (Finding& f : found) out->push_back(std::move(f));
   }

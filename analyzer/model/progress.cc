@@ -132,9 +132,11 @@ JobProgress ComputeProgress(const JobIndex& index, const ProgressOptions& option
     }
     if (procs[i].heartbeat_wall_ns != 0) gaps.push_back(out.heartbeat_gap_ns);
   }
-  // The median: robust to the few silent ones it is to judge.
+  // The lower median: robust to the few silent ones it is to judge, also
+  // in a job of two processes (the upper one would be the silent one's own
+  // gap, and a dead process would excuse itself).
   if (!gaps.empty()) {
-    auto mid = gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2);
+    auto mid = gaps.begin() + static_cast<std::ptrdiff_t>((gaps.size() - 1) / 2);
     std::nth_element(gaps.begin(), mid, gaps.end());
     job.heartbeat_jitter_ns = *mid;
   }

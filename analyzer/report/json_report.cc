@@ -100,6 +100,7 @@ json FindingJson(const ReportInput& in, const Finding& f) {
             {"root_cause", f.root_cause},
             {"details", details}};
   if (!f.fields.empty()) j["fields"] = f.fields;
+  if (!f.tie_break.empty()) j["tie_break"] = f.tie_break;
   if (f.waiting > 0) {
     j["waiting"] = f.waiting;
     j["waiting_since"] = analysis::IsoTime(f.waiting_since_wall_ns);

@@ -74,7 +74,7 @@ const Layout kLayouts[] = {
      /*datatype*/ {5, 8 * 14 + 3},
      /*func*/ {7, 8 * 12 + 0},
      /*kill*/ {4, 8 * 16 + 5},
-     /*gpu_hang*/ {1, 8 * 15 + 2},
+     /*gpu_hang*/ {6, 8 * 15 + 2},
      /*slow*/ {3, 0}, 40000, 50,  // 40 ms: well above a sanitizer build's op time
      /*junk_stuck*/ {2, 8 * 13 + 7}},
     {64, 8,
@@ -310,6 +310,22 @@ TEST_P(AnalyzeAcceptance, FuncMismatch) {
   CheckMismatch("func", L().func);
 }
 
+// 3a. TP=2: every TP comm has two members, so the TP comm itself has no
+// majority. Its sibling TP comms, running the same ops, name the odd rank.
+TEST_P(AnalyzeAcceptance, CountMismatchOnATwoRankTpCommNamesTheOddRank) {
+  const Fault f{L().count.rank, 8 * 19 + 0};  // a TP AllReduce
+  ASSERT_EQ(f.op % kPeriod, 0);
+  EmuJob job = Run("tp2-count",
+                   "--ranks " + std::to_string(L().ranks) + " --tp 2 --ranks-per-node 8 --ops " +
+                       std::to_string(f.op + 24) + " --step-us 20 " +
+                       Spec("mismatch", f, ":field=count") + " --hang-timeout-s 20",
+                   0);
+  const AnalyzeRun run = Analyze({job.ring_dir});
+  ExpectMismatch(run, f.rank, "count");
+  ASSERT_FALSE(run.report["findings"].empty());
+  EXPECT_EQ(run.report["findings"][0].value("tie_break", ""), "siblings") << Describe(run);
+}
+
 // 3b. A run longer than the analysis window (analyze keeps each file's
 // newest 1,024 records in full by default, docs/analyzer.md): a mismatch
 // 1,200 ops before the end is found by the default, windowed load as by a
@@ -405,6 +421,11 @@ TEST_P(AnalyzeAcceptance, GpuHangIsAllStuck) {
   EXPECT_EQ(run.report["findings"][0].value("kind", ""), "all_stuck") << Describe(run);
   EXPECT_TRUE(FindingsOf(run.report, "lagging_rank").empty()) << Describe(run);
   EXPECT_TRUE(run.report["culprits"].empty()) << Describe(run);
+  // Every kernel started and spins: the records single out no rank, so
+  // none is named (naming the last GPU start sent the reader to a wrong host).
+  const std::string summary = run.report["findings"][0].value("summary", "");
+  EXPECT_NE(summary.find("single out no rank"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find(" pid "), std::string::npos) << summary;
 }
 
 // 5b. Both hangs inside CUDA-graph replays (profiler-api.md c.9): a replayed

@@ -216,9 +216,33 @@ TEST_P(AnalyzerModelTest, GpuHangIsAllStuckNotALaggard) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(a.CommName(*f), "world");
   EXPECT_EQ(f->ranks.size(), static_cast<size_t>(GetParam()));
-  EXPECT_NE(f->summary.find("last GPU start"), std::string::npos) << f->summary;
+  // Every rank started the hung op on the GPU: nothing singles one out, so
+  // none is named (the last GPU start is noise, not evidence).
+  EXPECT_NE(f->summary.find("single out no rank"), std::string::npos) << f->summary;
+  EXPECT_EQ(f->summary.find("(host-"), std::string::npos) << f->summary;
+  EXPECT_EQ(f->ranks.front().rank, 0) << f->summary;
   EXPECT_EQ(a.First(FindingKind::kLaggingRank), nullptr);
   EXPECT_TRUE(a.result.culprits.empty());
+}
+
+// One rank never started the hung op on the GPU while the others did: the
+// records single it out, and it is named.
+TEST_P(AnalyzerModelTest, GpuHangNamesTheRankThatNeverStartedIt) {
+  std::vector<ProcessSnapshot> procs = MakeJob(Spec(Fault::kGpuHang));
+  for (OpRecord& r : procs[3].comms[0].records) {
+    if (r.state != format::kOpDone) {
+      r.gpu_start_ns = r.gpu_start_raw = 0;
+      r.channels_started = 0;
+    }
+  }
+  Analyzed a(std::move(procs));
+  const analysis::Finding* f = a.First(FindingKind::kAllStuck);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(a.Pid(f->ranks.front().process), 4003) << f->summary;
+  EXPECT_NE(f->summary.find("1 of them never started it on the GPU while the others did, first "
+                            "rank 3"),
+            std::string::npos)
+      << f->summary;
 }
 
 TEST_P(AnalyzerModelTest, SlowRankIsRankedFirstStraggler) {
@@ -249,7 +273,9 @@ TEST_P(AnalyzerModelTest, InvertedCommsAreADeadlock) {
   EXPECT_TRUE(a.result.culprits.empty());
 }
 
-TEST(AnalyzerMismatchTest, TwoMembersDisagreeingNamesBothAndBlamesNoOne) {
+// A two-member comm has no majority, but its siblings (the other DP comms
+// of two, running the same ops) ran the op as rank 1 did: rank 5 is named.
+TEST(AnalyzerMismatchTest, TwoMemberTieIsBrokenBySiblingComms) {
   JobSpec spec;
   spec.fault = Fault::kMismatch;
   spec.field = "count";
@@ -259,8 +285,97 @@ TEST(AnalyzerMismatchTest, TwoMembersDisagreeingNamesBothAndBlamesNoOne) {
   const analysis::Finding* f = a.First(FindingKind::kMismatch);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(a.CommName(*f), "dp1");
+  ASSERT_EQ(f->ranks.size(), 1u) << f->summary;
+  EXPECT_EQ(a.Pid(f->ranks[0].process), 4005) << f->summary;
+  EXPECT_FALSE(f->contested);
+  EXPECT_EQ(f->tie_break, "siblings");
+  EXPECT_NE(f->summary.find("broken by its siblings: 3 of 3"), std::string::npos) << f->summary;
+  EXPECT_EQ(f->fields, std::vector<std::string>{"count"});
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
+}
+
+// The acceptance case: TP=2, a count mismatch in a TP AllReduce
+// names the odd rank, through the other TP comms.
+TEST(AnalyzerMismatchTest, TpOfTwoCountMismatchNamesTheOddRank) {
+  for (const int nranks : {8, 64}) {
+    JobSpec spec;
+    spec.nranks = nranks;
+    spec.tp = 2;
+    spec.fault = Fault::kMismatch;
+    spec.field = "count";
+    spec.rank = 5;
+    spec.op = 6;  // the TP AllReduce of step 2: tp2 is ranks 4 and 5
+    Analyzed a(MakeJob(spec));
+    const analysis::Finding* f = a.First(FindingKind::kMismatch);
+    ASSERT_NE(f, nullptr) << nranks;
+    EXPECT_EQ(a.CommName(*f), "tp2");
+    ASSERT_EQ(f->ranks.size(), 1u) << f->summary;
+    EXPECT_EQ(a.Pid(f->ranks[0].process), 4005) << f->summary;
+    EXPECT_EQ(f->tie_break, "siblings");
+    EXPECT_GT(f->confidence, 0.5);
+    EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
+  }
+}
+
+// Drops every DP comm but dp1 (ranks 1 and 5), so dp1 has no sibling.
+void KeepOnlyDp1(std::vector<ProcessSnapshot>* procs) {
+  for (ProcessSnapshot& p : *procs) {
+    auto& comms = p.comms;
+    comms.erase(std::remove_if(comms.begin(), comms.end(),
+                               [](const CommSnapshot& c) {
+                                 return c.name.rfind("dp", 0) == 0 && c.name != "dp1";
+                               }),
+                comms.end());
+  }
+}
+
+// Without siblings, the members' other comms: rank 5 is also the odd one
+// in tp1 (where a majority names it), rank 1 nowhere.
+TEST(AnalyzerMismatchTest, TwoMemberTieIsBrokenByTheMembersOtherComms) {
+  JobSpec spec;
+  spec.fault = Fault::kMismatch;
+  spec.field = "count";
+  spec.op = 7;  // dp1's AllGather #2
+  std::vector<ProcessSnapshot> procs = MakeJob(spec);
+  KeepOnlyDp1(&procs);
+  for (CommSnapshot& c : procs[5].comms) {
+    if (c.name != "tp1") continue;
+    for (OpRecord& r : c.records) {
+      if (r.op_index == 2) r.count *= 2;  // tp1's AllReduce #2, 3 of 4 agree
+    }
+  }
+  Analyzed a(std::move(procs));
+  const auto found = a.All(FindingKind::kMismatch);
+  const analysis::Finding* dp1 = nullptr;
+  for (const analysis::Finding* f : found) {
+    if (a.CommName(*f) == "dp1") dp1 = f;
+  }
+  ASSERT_NE(dp1, nullptr);
+  ASSERT_EQ(dp1->ranks.size(), 1u) << dp1->summary;
+  EXPECT_EQ(a.Pid(dp1->ranks[0].process), 4005) << dp1->summary;
+  EXPECT_EQ(dp1->tie_break, "other_comms");
+  EXPECT_NE(dp1->summary.find("odd one on another comm too"), std::string::npos) << dp1->summary;
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
+}
+
+// Symmetric evidence: no sibling, and neither member is odd anywhere else.
+// Both are named, nobody is blamed.
+TEST(AnalyzerMismatchTest, SymmetricTieNamesBothAndBlamesNoOne) {
+  JobSpec spec;
+  spec.fault = Fault::kMismatch;
+  spec.field = "count";
+  spec.op = 7;
+  std::vector<ProcessSnapshot> procs = MakeJob(spec);
+  KeepOnlyDp1(&procs);
+  Analyzed a(std::move(procs));
+  EXPECT_EQ(a.result.verdict, Verdict::kDesync);
+  const analysis::Finding* f = a.First(FindingKind::kMismatch);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(a.CommName(*f), "dp1");
   ASSERT_EQ(f->ranks.size(), 2u);
   EXPECT_LE(f->confidence, 0.5);
+  EXPECT_TRUE(f->contested);
+  EXPECT_TRUE(f->tie_break.empty());
   EXPECT_NE(f->summary.find("no majority"), std::string::npos);
   EXPECT_TRUE(a.result.culprits.empty());
 }
@@ -383,6 +498,28 @@ TEST(AnalyzerP2pTest, OddSenderAmongAgreeingSendsIsNamedAlone) {
   EXPECT_NE(f->summary.find("the sender is the odd one"), std::string::npos) << f->summary;
 }
 
+// A Send/Recv pair alone on a two-member comm (each DP comm of two runs one
+// Send #0 from its rank 0 to its rank 1): dp1's receiver posted a different
+// size, and the sibling DP comms, whose pairs all move 100, name it.
+TEST(AnalyzerP2pTest, TwoMemberPairTieIsBrokenBySiblingComms) {
+  std::vector<ProcessSnapshot> procs = MakeJob(JobSpec{});
+  for (int r = 0; r < 8; ++r) {
+    CommSnapshot* dp = &procs[r].comms[2];
+    ASSERT_EQ(dp->name.rfind("dp", 0), 0u);
+    if (dp->rank == 0) AddP2p(dp, format::kFuncSend, 1, 100);
+    if (dp->rank == 1) AddP2p(dp, format::kFuncRecv, 0, r == 5 ? 50 : 100);
+  }
+  Analyzed a(std::move(procs));
+  const analysis::Finding* f = a.First(FindingKind::kMismatch);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(a.CommName(*f), "dp1");
+  ASSERT_EQ(f->ranks.size(), 1u) << f->summary;
+  EXPECT_EQ(a.Pid(f->ranks[0].process), 4005) << f->summary;
+  EXPECT_EQ(f->tie_break, "siblings");
+  EXPECT_NE(f->summary.find("the receiver is the odd one"), std::string::npos) << f->summary;
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
+}
+
 // A process SIGKILLed before its watchdog's first heartbeat: its last sign
 // of life is the newest time it wrote, and it never sealed the dump every
 // live process sealed on the hang.
@@ -399,6 +536,23 @@ TEST(ProgressTest, KilledBeforeTheFirstHeartbeatIsDead) {
   EXPECT_EQ(a.Pid(f->ranks.at(0).process), 4005);
   EXPECT_NE(f->summary.find("never wrote a heartbeat"), std::string::npos) << f->summary;
   EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
+}
+
+// A job of two processes, one killed: the job's heartbeat jitter (a median
+// of the heartbeat gaps) must not be the dead one's own silence, or it
+// excuses itself. Found by the randomized sweep.
+TEST(ProgressTest, KilledRankOfATwoProcessJobIsDead) {
+  JobSpec spec;
+  spec.nranks = 2;
+  spec.tp = 0;
+  spec.fault = Fault::kKilled;
+  spec.rank = 1;
+  spec.op = 2;
+  Analyzed a(MakeJob(spec));
+  const analysis::Finding* f = a.First(FindingKind::kDeadRank);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(a.Pid(f->ranks.at(0).process), 4001);
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4001});
 }
 
 // A torn record leaves a hole in a member's op indices: lookups around it
