@@ -405,7 +405,7 @@ void Collector::Render(const ScanStats& scan, std::string* out) const {
   for (const auto& kv : dumps) {
     for (uint32_t reason : kDumpReasons) {
       Labels l = kv.second.first;
-      l.push_back({"reason", DumpReasonName(reason)});
+      l.push_back({"reason", format::DumpReasonName(reason)});
       e.Sample("flightrec_dumps_total", l, static_cast<double>(kv.second.second[reason]));
     }
   }
