@@ -6,10 +6,10 @@
 
 #include <stdint.h>
 
-#include "flightrec/nccl_profiler_abi.h"
 #include "flightrec/record_format.h"
 #include "plugin/enum_map.h"
 #include "plugin/event_model.h"
+#include "plugin/nccl/profiler_abi.h"
 
 namespace flightrec {
 namespace plugin {
