@@ -141,6 +141,19 @@ inline abi::Result FinalizeAny(void* context) {
   return abi::kSuccess;
 }
 
+// The descriptor and state-args types of a table ncclProfiler_vN_t.
+template <typename Table>
+struct TableTypes;
+template <typename InitFn, typename Descr, typename StateArgs>
+struct TableTypes<abi::ProfilerTable<InitFn, Descr, StateArgs>> {
+  using DescrType = Descr;
+  using StateArgsType = StateArgs;
+};
+template <typename Table>
+using DescrOf = typename TableTypes<Table>::DescrType;
+template <typename Table>
+using StateArgsOf = typename TableTypes<Table>::StateArgsType;
+
 }  // namespace plugin
 }  // namespace flightrec
 
