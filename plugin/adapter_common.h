@@ -6,10 +6,10 @@
 
 #include <stdint.h>
 
-#include "flightrec/nccl_profiler_abi.h"
 #include "flightrec/record_format.h"
 #include "plugin/enum_map.h"
 #include "plugin/event_model.h"
+#include "plugin/nccl/profiler_abi.h"
 
 namespace flightrec {
 namespace plugin {
@@ -140,6 +140,19 @@ inline abi::Result FinalizeAny(void* context) {
   FinalizeContext(context);
   return abi::kSuccess;
 }
+
+// The descriptor and state-args types of a table ncclProfiler_vN_t.
+template <typename Table>
+struct TableTypes;
+template <typename InitFn, typename Descr, typename StateArgs>
+struct TableTypes<abi::ProfilerTable<InitFn, Descr, StateArgs>> {
+  using DescrType = Descr;
+  using StateArgsType = StateArgs;
+};
+template <typename Table>
+using DescrOf = typename TableTypes<Table>::DescrType;
+template <typename Table>
+using StateArgsOf = typename TableTypes<Table>::StateArgsType;
 
 }  // namespace plugin
 }  // namespace flightrec

@@ -1,25 +1,25 @@
 // The entry points of ncclProfiler_v5, _v6 and _v7, written once. The three
 // descriptors agree on every field flightrec reads; v6 adds copy-engine
-// events (declined) and v7 per-call user tags (recorded when present). Each
-// adapter_vN.cc instantiates these for its own descriptor and exports its
-// table.
+// events (declined) and v7 per-call user tags (recorded when present).
+// plugin/adapters.cc instantiates these for each version and exports the
+// tables.
 #ifndef FLIGHTREC_PLUGIN_ADAPTER_V5_FAMILY_H_
 #define FLIGHTREC_PLUGIN_ADAPTER_V5_FAMILY_H_
 
 #include <stdint.h>
+
+#include <type_traits>
 
 #include "plugin/adapter_common.h"
 
 namespace flightrec {
 namespace plugin {
 
-// Descriptors that carry the user's per-call tag (v7+).
-// inline: the header is in three translation units, and an explicit
-// specialization is not implicitly inline (clang emits it in each).
-template <typename Descr>
+// Descriptors that carry the user's per-call tag (v7+): coll.userTag exists.
+template <typename Descr, typename = void>
 inline constexpr bool kHasUserTag = false;
-template <>
-inline constexpr bool kHasUserTag<abi::EventDescrV7> = true;
+template <typename Descr>
+inline constexpr bool kHasUserTag<Descr, std::void_t<decltype(Descr::coll.userTag)>> = true;
 
 template <int kApiVersion>
 abi::Result InitV5Family(void** context, uint64_t comm_id, int* event_mask, const char* comm_name,
@@ -84,11 +84,18 @@ abi::Result StartEventV5Family(void* context, void** handle, Descr* d) {
 }
 
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work.
-// (StateArgsV5..V7 are StateArgsV4.)
+// (StateArgsV5 and later are StateArgsV4.)
 inline abi::Result RecordEventStateV5Family(void* handle, abi::EventState state,
                                             abi::StateArgsV4* args) {
   RecordState(handle, state, StateValueV4(state, args));
   return abi::kSuccess;
+}
+
+// The table ncclProfiler_vN (N >= 5) of these entry points.
+template <typename Table, int kApiVersion>
+constexpr Table V5FamilyTable() {
+  return {kPluginName,  InitV5Family<kApiVersion>, StartEventV5Family<DescrOf<Table>>,
+          StopEventAny, RecordEventStateV5Family,  FinalizeAny};
 }
 
 }  // namespace plugin

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "flightrec/nccl_profiler_abi.h"
+#include "plugin/nccl/profiler_abi.h"
 #include "recorder/comm_recorder.h"
 
 namespace flightrec {
@@ -62,7 +62,7 @@ inline void* StartApi(void* context, const ApiStart& api);
 inline void* StartOp(void* context, void* parent, const OpStart& op);
 
 // v1-v4 legacy Group event: NCCL 2.23-2.27 start Coll/P2p only when the Group
-// handle is non-NULL (profiler-api.md a.6), so it must be accepted there. The
+// handle is non-NULL (docs/design/nccl.md §Activation mask), so it must be accepted there. The
 // handle is the (validated) context itself: stop/record on it are no-ops.
 inline void* StartGroup(void* context);
 // `timed`: v4+ (start timer given; stop timer arrives with KernelChStop);

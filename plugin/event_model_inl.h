@@ -17,10 +17,10 @@
 
 #include <atomic>
 
-#include "flightrec/nccl_profiler_abi.h"
 #include "flightrec/record_format.h"
 #include "plugin/event_model.h"
 #include "plugin/handle.h"
+#include "plugin/nccl/profiler_abi.h"
 #include "plugin/process_setup.h"
 #include "recorder/comm_recorder.h"
 #include "recorder/recorder.h"

@@ -108,7 +108,7 @@ inline uint64_t RekindHandle(uint64_t owner, HandleKind kind, uint64_t payload) 
 }
 // An API handle's payload: the ApiCall token in the low 39 bits, and this
 // bit when NCCL said the call was graph-captured. A replay can come long
-// after newer API calls recycled the token's entry (profiler-api.md c.9);
+// after newer API calls recycled the token's entry (docs/design/nccl.md §CUDA graphs);
 // the bit still marks its op graph-captured. A token of 2^39 or more loses
 // its top bits and then fails the lookup, never matches another call.
 constexpr uint64_t kApiGraphBit = uint64_t{1} << 39;

@@ -7,7 +7,7 @@
 
 #include <atomic>
 
-#include "flightrec/nccl_profiler_abi.h"
+#include "plugin/nccl/profiler_abi.h"
 
 namespace flightrec {
 namespace plugin {

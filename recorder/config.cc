@@ -192,32 +192,6 @@ void ReadVerdict(Config* cfg, LogFn log) {
 
 }  // namespace
 
-void SanitizeName(const char* in, const char* fallback, char* out, size_t out_len) {
-  if (out_len == 0) return;
-  size_t n = 0;
-  for (size_t i = 0; in != nullptr && in[i] != '\0' && n + 1 < out_len; ++i) {
-    char c = in[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-';
-    out[n++] = ok ? c : '_';
-  }
-  out[n] = '\0';
-  if (n == 0) snprintf(out, out_len, "%s", fallback);
-}
-
-void ResolveJobId(char* out, size_t out_len) {
-  const char* vars[] = {"NCCL_FLIGHTREC_JOB_ID", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID"};
-  const char* job = nullptr;
-  for (const char* var : vars) {
-    const char* v = getenv(var);
-    if (v != nullptr && v[0] != '\0') {
-      job = v;
-      break;
-    }
-  }
-  SanitizeName(job, "nojob", out, out_len);
-}
-
 int ParseSignal(const char* text) {
   if (text == nullptr) return 0;
   uint64_t n = 0;

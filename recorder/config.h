@@ -6,13 +6,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flightrec/trigger_file.h"
 #include "recorder/recorder.h"
 
 namespace flightrec {
 namespace rec {
 
-constexpr size_t kPathMax = 512;
-constexpr size_t kNameMax = 64;
+using format::kNameMax;  // flightrec/trigger_file.h
+using format::kPathMax;  // flightrec/atomic_file.h
 constexpr size_t kCommandMax = 1024;
 
 enum ClockRequest : uint32_t {
@@ -48,13 +49,9 @@ struct Config {
 // the value, and the default is kept.
 void LoadConfig(Config* cfg, LogFn log);
 
-// The job id as the config resolves it: NCCL_FLIGHTREC_JOB_ID, else
-// SLURM_JOB_ID, else TORCHELASTIC_RUN_ID, else "nojob"; sanitized.
-void ResolveJobId(char* out, size_t out_len);
-
-// Copies `in` to `out` keeping [A-Za-z0-9._-] and mapping anything else to
-// '_'; an empty result becomes `fallback`.
-void SanitizeName(const char* in, const char* fallback, char* out, size_t out_len);
+// The job id and file-name rules the CLI shares: flightrec/trigger_file.h.
+using format::ResolveJobId;
+using format::SanitizeName;
 
 // Parses a signal number ("12") or name ("SIGUSR2", "USR2"); 0 when invalid
 // or uncatchable.

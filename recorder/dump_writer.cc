@@ -10,7 +10,6 @@
 #include "flightrec/record_names.h"
 #include "recorder/atomics.h"
 #include "recorder/clock.h"
-#include "recorder/file_util.h"
 #include "recorder/log.h"
 #include "recorder/record_copy.h"
 #include "recorder/testpoint.h"
@@ -199,7 +198,7 @@ bool DumpWriter::SealInto(unsigned char* image, format::DumpReason reason, const
   if (!sink.Open(l.file_size, err, err_len) || !sink.Compress(image, l.file_size, err, err_len)) {
     return false;
   }
-  return WriteFileAtomically(path, sink.data(), sink.size(), err, err_len);
+  return format::WriteFileAtomically(path, sink.data(), sink.size(), err, err_len);
 }
 
 bool DumpWriter::Seal(format::DumpReason reason, const char* detail, char* path_out,

@@ -67,12 +67,6 @@ void FillGpuFacts(format::FileHeader* h) {
 
 }  // namespace
 
-void HostName(char* out, size_t out_len) {
-  char raw[256] = {};
-  if (gethostname(raw, sizeof(raw) - 1) != 0) raw[0] = '\0';
-  SanitizeName(raw, "unknown-host", out, out_len);
-}
-
 void FormatNcclVersion(int code, char* out, size_t out_len) {
   int major = 0, minor = 0, patch = 0;
   if (code >= 10000) {

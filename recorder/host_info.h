@@ -8,12 +8,13 @@
 #include <stddef.h>
 
 #include "flightrec/record_format.h"
+#include "flightrec/trigger_file.h"
 
 namespace flightrec {
 namespace rec {
 
-// The host name sanitized for use in file names.
-void HostName(char* out, size_t out_len);
+// The host name sanitized for use in file names (flightrec/trigger_file.h).
+using format::HostName;
 
 // Fills nccl_version, cuda_device, gpu_uuid and gpu_pci_bus_id. Never fails:
 // anything unavailable is left "" / -1.

@@ -7,28 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "recorder/file_util.h"
-
 namespace flightrec {
 namespace rec {
-
-bool TriggerPath(const char* dir, const char* job, char* out, size_t out_len) {
-  int n = snprintf(out, out_len, "%s/flightrec-%s.trigger", dir, job);
-  return n > 0 && static_cast<size_t>(n) < out_len;
-}
-
-bool WriteTrigger(const char* path, const char* host, int64_t pid, const char* reason, char* err,
-                  size_t err_len) {
-  char line[512];
-  int n = snprintf(line, sizeof(line), "%s %lld %s\n", host, static_cast<long long>(pid),
-                   reason != nullptr && reason[0] != '\0' ? reason : "trigger");
-  if (n <= 0) n = 0;
-  if (static_cast<size_t>(n) >= sizeof(line)) {
-    n = sizeof(line) - 1;
-    line[n - 1] = '\n';
-  }
-  return WriteFileAtomically(path, line, static_cast<size_t>(n), err, err_len);
-}
 
 void ReadTriggerLine(const char* path, char* out, size_t out_len) {
   if (out_len == 0) return;
@@ -46,15 +26,6 @@ void ReadTriggerLine(const char* path, char* out, size_t out_len) {
     }
     if (out[i] < ' ' || out[i] > '~') out[i] = '?';  // never echo control bytes
   }
-}
-
-bool TriggerFromTimeout(const char* line) {
-  const char* reason = line;
-  for (int field = 0; field < 2 && reason != nullptr; ++field) {
-    reason = strchr(reason, ' ');
-    if (reason != nullptr) ++reason;
-  }
-  return reason != nullptr && strcmp(reason, "timeout") == 0;
 }
 
 TriggerIdentity ReadTriggerIdentity(const char* path) {

@@ -1,13 +1,13 @@
-// The trigger file: `<dumpdir>/flightrec-<job>.trigger`, one line
-// "host pid reason". Any rank that sees an op stuck leaves it after its own
-// dump; every other rank's watchdog notices the file changed and dumps too,
-// so the culprit (whose own ops look fine) is captured as well. Users can
-// leave one with `flightrec trigger DIR`.
+// The recorder's side of the trigger file (flightrec/trigger_file.h: its
+// path, line and how it is written, shared with `flightrec trigger`): how a
+// watchdog reads it and notices that it changed.
 #ifndef FLIGHTREC_RECORDER_TRIGGER_H_
 #define FLIGHTREC_RECORDER_TRIGGER_H_
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "flightrec/trigger_file.h"
 
 namespace flightrec {
 namespace rec {
@@ -28,24 +28,13 @@ struct TriggerIdentity {
   bool operator!=(const TriggerIdentity& o) const { return !(*this == o); }
 };
 
-// `<dir>/flightrec-<job>.trigger`; false when it does not fit.
-bool TriggerPath(const char* dir, const char* job, char* out, size_t out_len);
-
-// Writes the trigger atomically (unique tmp name + fsync + rename). On
-// failure `err` names the file and the reason.
-bool WriteTrigger(const char* path, const char* host, int64_t pid, const char* reason, char* err,
-                  size_t err_len);
+using format::TriggerFromTimeout;
+using format::TriggerPath;
+using format::WriteTrigger;
 
 // The first line of the trigger (without the newline), at most out_len - 1
 // bytes; "" when unreadable.
 void ReadTriggerLine(const char* path, char* out, size_t out_len);
-
-// Whether a trigger line ("host pid reason", as ReadTriggerLine returns it)
-// was left by a rank whose own op timed out (reason "timeout", written by
-// Watchdog::OnStuck): only that one says the job hangs. Any other reason
-// (`flightrec trigger`'s default "user", an empty file) is a request for a
-// snapshot, sealed as kDumpRequest so the analyzer applies its age rule.
-bool TriggerFromTimeout(const char* line);
 
 // stat() of the trigger; exists=false when absent or unreadable.
 TriggerIdentity ReadTriggerIdentity(const char* path);

@@ -198,7 +198,7 @@ void Watchdog::ScanRegion(uint32_t r, uint64_t now) {
     // Graph-captured ops are judged like eager ones: where completion is
     // reported (KernelCh, or network proxy ops) NCCL starts a replayed op's
     // Coll/P2p event when the stream reaches it, every replay, so its
-    // enqueue time is the replay's (profiler-api.md c.9). Only plans with
+    // enqueue time is the replay's (docs/design/nccl.md §CUDA graphs). Only plans with
     // no proxy ops are recorded once at capture, and those comms report no
     // completion, so the check below leaves them alone.
     if (rec->state == format::kOpDone) {

@@ -30,9 +30,7 @@
 
 #include "analyzer/cli/commands.h"
 #include "analyzer/reader/snapshot_reader.h"
-#include "recorder/config.h"
-#include "recorder/host_info.h"
-#include "recorder/trigger.h"
+#include "flightrec/trigger_file.h"
 
 namespace flightrec {
 namespace cli {
@@ -90,8 +88,8 @@ std::string OnlyJob(const std::vector<std::string>& files, std::string* why) {
   for (const std::string& f : files) {  // the first readable one names it
     const ReadResult r = ReadSnapshotFile(f);
     if (r.ok) {
-      char clean[rec::kNameMax];
-      rec::SanitizeName(r.snapshot.job_id.c_str(), "nojob", clean, sizeof(clean));
+      char clean[format::kNameMax];
+      format::SanitizeName(r.snapshot.job_id.c_str(), "nojob", clean, sizeof(clean));
       job = clean;
       break;
     }
@@ -122,10 +120,10 @@ int RunTrigger(const TriggerArgs& args) {
     }
     for (std::string& f : JobFiles(d)) files.push_back(std::move(f));
   }
-  char job[rec::kNameMax];
+  char job[format::kNameMax];
   std::string source = "--job";
   if (args.job.empty()) {
-    rec::ResolveJobId(job, sizeof(job));  // the same rule the ranks used
+    format::ResolveJobId(job, sizeof(job));  // the same rule the ranks used
     source = "the environment";
     if (std::string(job) == "nojob") {  // none set: the files must say
       std::string why;
@@ -139,11 +137,11 @@ int RunTrigger(const TriggerArgs& args) {
                      why.c_str());
         return 2;
       }
-      rec::SanitizeName(only.c_str(), "nojob", job, sizeof(job));
+      format::SanitizeName(only.c_str(), "nojob", job, sizeof(job));
       source = "the only job whose files are there";
     }
   } else {
-    rec::SanitizeName(args.job.c_str(), "nojob", job, sizeof(job));
+    format::SanitizeName(args.job.c_str(), "nojob", job, sizeof(job));
   }
   size_t job_dumps = 0, job_rings = 0;
   for (const std::string& f : files) {
@@ -156,8 +154,8 @@ int RunTrigger(const TriggerArgs& args) {
                  job, source.c_str(), args.dir.c_str());
     return 2;
   }
-  char path[rec::kPathMax + 128];
-  if (!rec::TriggerPath(args.dir.c_str(), job, path, sizeof(path))) {
+  char path[format::kPathMax + 128];
+  if (!format::TriggerPath(args.dir.c_str(), job, path, sizeof(path))) {
     std::fprintf(stderr, "flightrec trigger: %s: path too long\n", args.dir.c_str());
     return 2;
   }
@@ -166,9 +164,9 @@ int RunTrigger(const TriggerArgs& args) {
     if (c == '\n' || c == '\r') c = ' ';  // the file is one line
   }
   char host[64];
-  rec::HostName(host, sizeof(host));
-  char err[rec::kPathMax + 256];
-  if (!rec::WriteTrigger(path, host, getpid(), reason.c_str(), err, sizeof(err))) {
+  format::HostName(host, sizeof(host));
+  char err[format::kPathMax + 256];
+  if (!format::WriteTrigger(path, host, getpid(), reason.c_str(), err, sizeof(err))) {
     std::fprintf(stderr, "flightrec trigger: %s\n", err);
     return 2;
   }

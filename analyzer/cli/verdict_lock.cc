@@ -14,8 +14,7 @@
 #include <sstream>
 
 #include "analyzer/report/output.h"
-#include "recorder/config.h"
-#include "recorder/host_info.h"
+#include "flightrec/trigger_file.h"
 
 namespace flightrec {
 namespace cli {
@@ -36,8 +35,8 @@ std::string ReadSmallFile(const std::string& path) {
 }  // namespace
 
 std::string LocalHostName() {
-  char host[rec::kNameMax];
-  rec::HostName(host, sizeof(host));
+  char host[format::kNameMax];
+  format::HostName(host, sizeof(host));
   return host;
 }
 

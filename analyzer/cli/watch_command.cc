@@ -35,7 +35,7 @@
 #include "analyzer/cli/verdict_lock.h"
 #include "analyzer/model/describe.h"
 #include "analyzer/report/output.h"
-#include "recorder/config.h"
+#include "flightrec/trigger_file.h"
 
 namespace flightrec {
 namespace cli {
@@ -176,8 +176,8 @@ class Watcher {
         parent_(args.parent_pid),
         scanner_(args.dirs) {
     if (!args.job.empty()) {
-      char job[rec::kNameMax];
-      rec::SanitizeName(args.job.c_str(), "nojob", job, sizeof(job));
+      char job[format::kNameMax];
+      format::SanitizeName(args.job.c_str(), "nojob", job, sizeof(job));
       job_ = job;
     }
   }

@@ -1,6 +1,6 @@
 // BoundedView: the one way the reader touches bytes that came from a file.
 //
-// Every byte of a ring file or dump is untrusted (engineering bar item 7,
+// Every byte of a ring file or dump is untrusted (docs/design/reader.md,
 // Perfetto's IsCorrupt discipline): a count, an offset or a length read from
 // the file is copied into a local, checked, and only then used. This type
 // makes the check impossible to forget: it has no operator[] and no way to

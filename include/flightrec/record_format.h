@@ -214,8 +214,8 @@ enum DropCause : uint32_t {
   kDropAfterFinalize = 6,  // event for a communicator already finalized
   kDropDisabled = 7,       // recording disabled after an error
   kDropNoApiSlot = 8,      // API-level scratch entry was recycled (graph replays excepted)
-  // Format 1.1: a ProxyOp another process handed to ours (PXN, profiler-api.md
-  // c.8), declined by its pid. Not data loss: the op is the other process's.
+  // Format 1.1: a ProxyOp another process handed to ours (PXN,
+  // docs/design/nccl.md §PXN), declined by its pid. Not data loss: the op is the other process's.
   kDropPxnForeign = 9,
   kNumDropCauses = 16,  // array size; unused causes stay 0
 };

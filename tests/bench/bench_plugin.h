@@ -1,6 +1,6 @@
 // Benchmark helper: loads a profiler plugin the way NCCL does (dlopen
 // RTLD_NOW | RTLD_LOCAL, dlsym "ncclProfiler_v5") and replays NCCL 2.28's
-// call sequence for one collective (profiler-api.md c.2, c.5, c.6) through
+// call sequence for one collective (docs/design/nccl.md §Call sequences v5) through
 // the v5 table. Descriptors are built once per communicator and only their
 // per-call fields (parent, seqNumber, timers) change, as NCCL fills a stack
 // descriptor per call: the cost is the same for every plugin compared.
@@ -14,7 +14,7 @@
 #include <cstring>
 #include <string>
 
-#include "flightrec/nccl_profiler_abi.h"
+#include "plugin/nccl/profiler_abi.h"
 
 namespace flightrec {
 namespace bench {

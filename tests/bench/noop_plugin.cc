@@ -2,7 +2,7 @@
 // ncclProfiler_v5 like flightrec does, and each entry point only writes the
 // handle NCCL would store and returns ncclSuccess. What remains above it is
 // the cost of recording.
-#include "flightrec/nccl_profiler_abi.h"
+#include "plugin/nccl/profiler_abi.h"
 
 namespace {
 

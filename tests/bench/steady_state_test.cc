@@ -5,7 +5,7 @@
 //   the aligned allocators, operator new/delete and pthread_mutex_lock/
 //   trylock/rwlock locks (exported with -rdynamic, so the dlopen'd plugin
 //   binds to them) and counts the calls made by the measuring thread while
-//   a million collectives (every event of profiler-api.md c.2/c.5/c.6) run
+//   a million collectives (every event of docs/design/nccl.md §Call sequences v5) run
 //   through the real ncclProfiler_v5 table.
 // * Syscalls: strace -f over the benchmark binary's --marker-loop mode; the
 //   loop thread must make no syscall between the two marker syscalls.

@@ -428,7 +428,7 @@ TEST_P(AnalyzeAcceptance, GpuHangIsAllStuck) {
   EXPECT_EQ(summary.find(" pid "), std::string::npos) << summary;
 }
 
-// 5b. Both hangs inside CUDA-graph replays (profiler-api.md c.9): a replayed
+// 5b. Both hangs inside CUDA-graph replays (docs/design/nccl.md §CUDA graphs): a replayed
 // op's Group/Coll events come from the stream's host callback, parented by
 // the capture's long-stopped API handles. The verdicts must not change.
 std::string GraphArgs(const Layout& l) {

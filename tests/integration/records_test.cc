@@ -47,7 +47,7 @@ std::vector<RankRings> ReadRings(const EmuJob& job) {
 
 // Compares one rank's ring against the schedule; `gpu_timers` says whether
 // KernelCh carries %globaltimer values (v4+). After `ops` eager ops come
-// `graph_replays` replays of a captured period (profiler-api.md c.9): each
+// `graph_replays` replays of a captured period (docs/design/nccl.md §CUDA graphs): each
 // replay is its own record, marked graph-captured, whose API call is the
 // capture's (the same time in every replay, before the replay's enqueue).
 void ExpectRanksRecords(const EmuJob& job, int64_t ops, bool gpu_timers, int graph_replays = 0) {
@@ -125,7 +125,7 @@ TEST(PluginRecords, EveryGraphReplayIsRecordedWithTheCaptureAsItsApiCall) {
 
 // Without KernelCh (and on one node, so no network proxy ops) a captured
 // plan has no proxy ops: NCCL runs its Group/Coll events once, at capture,
-// and its replays execute without any (c.9). One record per captured call.
+// and its replays execute without any (nccl.md §CUDA graphs). One record per captured call.
 TEST(PluginRecords, WithoutKernelChACapturedPlanIsRecordedOnceAtCapture) {
   const int mask = 2 | 4 | (1 << 9) | (1 << 10);  // Coll, P2p, CollApi, P2pApi
   EmuJob job = RunEmu("records-graph-nokch",
@@ -152,7 +152,7 @@ TEST(PluginRecords, WithoutKernelChACapturedPlanIsRecordedOnceAtCapture) {
   }
 }
 
-// PXN (profiler-api.md c.8): each rank's network sends on odd channels are
+// PXN (docs/design/nccl.md §PXN): each rank's network sends on odd channels are
 // reported by its node partner's proxy, in the partner's process, with this
 // rank's context, parent handle and pid. Handles encode region and slot
 // numbers, and partners run the same schedule, so the partner's handles

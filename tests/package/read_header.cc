@@ -1,5 +1,6 @@
 // Compiles against the installed format header and checks the installed
-// plugin is where the package config says.
+// plugin is where the package config says, and that no NCCL ABI header is
+// installed.
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -7,6 +8,11 @@
 #include "flightrec/record_format.h"
 #include "flightrec/record_names.h"
 #include "flightrec/version.h"
+
+// NCCL's profiler ABI is the plugin's private business: never installed.
+#if __has_include("flightrec/nccl_profiler_abi.h") || __has_include("plugin/nccl/profiler_abi.h")
+#error "the NCCL profiler ABI headers are installed"
+#endif
 
 int main() {
   namespace fmt = flightrec::format;

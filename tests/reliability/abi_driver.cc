@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "emulator/src/nccl_version.h"
-#include "flightrec/nccl_profiler_abi.h"
 #include "flightrec/record_format.h"
+#include "plugin/nccl/profiler_abi.h"
 
 namespace flightrec {
 namespace rel {

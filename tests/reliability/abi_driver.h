@@ -63,7 +63,7 @@ class AbiDriver {
   void* lib_ = nullptr;
   std::unique_ptr<emu::ProfilerShim> shim_;
   std::string error_;
-  int mask_ = 0;  // one process-global mask, as NCCL (profiler-api.md a.5)
+  int mask_ = 0;  // one process-global mask, as NCCL (nccl.md §Activation mask)
 };
 
 }  // namespace rel

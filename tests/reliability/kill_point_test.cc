@@ -1,4 +1,4 @@
-// Kill at every point (engineering bar T3b): for each named test point in the
+// Kill at every point (docs/reliability.md): for each named test point in the
 // writer (recorder/testpoint.h) a forked child, linked with the testpoint
 // build of the recorder, writes flat out and SIGKILLs itself on the k-th hit
 // of that point (k random). It reports every slot sequence it saw published

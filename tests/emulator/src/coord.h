@@ -57,7 +57,7 @@ struct RankSlot {
   uint64_t progress_wall_ns;  // last change of ops_completed
 };
 
-// --pxn (profiler-api.md c.8): a network send that a rank hands to its local
+// --pxn (docs/design/nccl.md §PXN): a network send that a rank hands to its local
 // partner's proxy, which reports it to the partner's own plugin with the
 // originator's context, parent and pid: pointers of another address space.
 struct PxnOp {

@@ -172,7 +172,7 @@ nlohmann::json Summary(const Options& o, const std::vector<RankProc>& procs, con
     e["ops_enqueued"] = Coord::Load(&s->ops_enqueued);
     e["ops_completed"] = Coord::Load(&s->ops_completed);
     e["mark_op_wall_ns"] = Coord::Load(&s->mark_wall_ns);
-    if (o.pxn) {  // ops of the partner this rank's proxy reported (c.8), and left
+    if (o.pxn) {  // ops of the partner this rank's proxy reported (nccl.md §PXN), and left
       e["pxn_reported"] = coord.PxnTaken(r);
       e["pxn_unreported"] = coord.PxnPosted(r) - coord.PxnTaken(r);
     }

@@ -1,7 +1,8 @@
 // The emulated NCCL release and every rule that depends on it (loading,
 // symbol lookup, init-failure handling, seqNumber counting). Pure functions
 // so the rules can be unit-tested without loading anything.
-// Source of every rule: /work/shared/nccl/profiler-api.md sections a.1-a.4, d.
+// Source of every rule: docs/design/nccl.md §Versions, §Loading, §Sequence
+// numbers and identity.
 #ifndef FLIGHTREC_TESTS_EMULATOR_SRC_NCCL_VERSION_H_
 #define FLIGHTREC_TESTS_EMULATOR_SRC_NCCL_VERSION_H_
 
@@ -25,7 +26,7 @@ struct NcclVersion {
 // with v7). Returns false with a message for anything else.
 bool ParseNcclVersion(const std::string& text, NcclVersion* out, std::string* error);
 
-// Newest ncclProfiler_vN symbol this release looks up (a.2): 2.23 -> 1,
+// Newest ncclProfiler_vN symbol this release looks up (nccl.md §Versions): 2.23 -> 1,
 // 2.24/2.25 -> 2, 2.26 -> 3, 2.27 -> 4, 2.28 -> 5, 2.29/2.30 -> 6, 2.31+ -> 7.
 // It is also the release's native API (events it can produce).
 int MaxProfilerApi(const NcclVersion& v);
@@ -40,11 +41,11 @@ struct LibCandidate {
   bool use_null = false;
 };
 
-// a.1: what NCCL dlopens, in order, for NCCL_PROFILER_PLUGIN (`env` nullptr
+// nccl.md §Loading: what NCCL dlopens, in order, for NCCL_PROFILER_PLUGIN (`env` nullptr
 // when unset). `*disabled` is set when the value is "none" (2.28.3+).
 std::vector<LibCandidate> LibraryCandidates(const char* env, const NcclVersion& v, bool* disabled);
 
-// a.3: what NCCL does when the plugin's init returns non-zero.
+// nccl.md §Loading: what NCCL does when the plugin's init returns non-zero.
 enum class InitFailurePolicy {
   kDisableGlobally,    // 2.23-2.27: table pointer cleared for every comm
   kContinue,           // 2.28-2.30.2: log and keep calling with *context
@@ -52,11 +53,11 @@ enum class InitFailurePolicy {
 };
 InitFailurePolicy InitFailurePolicyFor(const NcclVersion& v);
 
-// a.3: 2.28+ skips finalize when the comm's context is NULL.
+// nccl.md §Loading: 2.28+ skips finalize when the comm's context is NULL.
 inline bool SkipsFinalizeForNullContext(const NcclVersion& v) { return v.AtLeast(2, 28); }
 // d: 2.26+ advances seqNumber even when the plugin declined the Coll event.
 inline bool SeqAdvancesWithoutPlugin(const NcclVersion& v) { return v.AtLeast(2, 26); }
-// a.6: before 2.28 Coll/P2p start only when the Group event was accepted.
+// nccl.md §Activation mask: before 2.28 Coll/P2p start only when the Group event was accepted.
 inline bool CollNeedsGroupHandle(const NcclVersion& v) { return !v.AtLeast(2, 28); }
 
 }  // namespace emu

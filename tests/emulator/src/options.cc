@@ -294,7 +294,7 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
   --grouped-init        init the communicators concurrently on separate threads
   --pxn                 PXN: network sends of odd channels are reported by the local
                         partner rank's proxy (rank ^ 1), with this rank's context,
-                        parent and pid (profiler-api.md c.8)
+                        parent and pid (docs/design/nccl.md §PXN)
   --graph-replays R     after the --ops eager ops, capture one pattern period (ops 0..7) in a
                         CUDA graph and replay it R times (op numbers --ops .. --ops+8R-1);
                         stuck/kill/slow before a replayed op hold that whole graph launch

@@ -34,7 +34,7 @@ struct Options {
   int api = 0;  // 0: newest the NCCL version knows
   NcclVersion nccl_version;
   bool grouped_init = false;
-  // PXN (profiler-api.md c.8): the network sends of odd channels go through
+  // PXN (docs/design/nccl.md §PXN): the network sends of odd channels go through
   // the local partner rank's proxy (rank ^ 1 on the same node).
   bool pxn = false;
   int graph_replays = 0;

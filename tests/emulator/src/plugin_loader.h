@@ -1,4 +1,4 @@
-// NCCL's process-wide profiler plugin state (profiler-api.md a.1-a.4): load
+// NCCL's process-wide profiler plugin state (docs/design/nccl.md §Loading): load
 // on the first communicator init, take the newest ncclProfiler_vN the release
 // knows, count one reference per init, dlclose at the last release, and
 // never retry after a failed load.
@@ -31,12 +31,12 @@ class PluginLoader {
   // Drops one reference; the last one dlcloses the library and resets the
   // status to kReady, so a later init reloads it with fresh static state.
   void Release();
-  // a.3, NCCL <= 2.27: a failed init clears the global table for good.
+  // nccl.md §Loading, NCCL <= 2.27: a failed init clears the global table for good.
   void DisableTable();
 
   Status status() const;
   // Lock-free check done before every event: false once the table is
-  // cleared (a.3) or unloaded.
+  // cleared (nccl.md §Loading) or unloaded.
   bool live() const { return live_.load(std::memory_order_acquire); }
   int refcount() const;
   std::string library() const;  // the name that was opened

@@ -41,7 +41,7 @@ uint64_t TypeBit(Ev t) {
   return 0;
 }
 
-// NCCL's strings (c.0); ncclUint8 is reported as "Unknown".
+// NCCL's strings (nccl.md §Call rules); ncclUint8 is reported as "Unknown".
 const char* FuncStr(uint8_t f) { return fmt::FuncName(f); }
 const char* TypeStr(uint8_t t) { return t == fmt::kTypeUint8 ? "Unknown" : fmt::DataTypeName(t); }
 const char* AlgoStr(uint8_t a) { return fmt::AlgoName(a); }
@@ -182,7 +182,7 @@ bool ProfilerShim::Delivers(Ev type) const {
 
 bool ProfilerShim::ForwardsState(int s) const {
   if (s >= abi::kGroupStartApiStop && s <= abi::kGroupEndApiStart) return api_ >= 5 && native_ >= 5;
-  if (api_ <= 3) {  // b.8: only ProxyCtrl states and ProxyStep states 8-12
+  if (api_ <= 3) {  // nccl.md §Shims: only ProxyCtrl states and ProxyStep states 8-12
     return (s >= abi::kProxyStepSendGPUWait && s <= abi::kProxyCtrlAppendEnd);
   }
   return true;
@@ -206,11 +206,12 @@ int ProfilerShim::Init(void** context, uint64_t comm_hash, int* mask, const char
 
 void ProfilerShim::Start(void* context, void** handle, const EventDesc& d) const {
   *handle = nullptr;
-  if (!Delivers(d.type)) return;  // b.8: the shim returns without calling the plugin
-  // b.8 / c.2: tables before v5 get the Group handle as the Coll/P2p parent.
+  if (!Delivers(d.type)) return;  // nccl.md §Shims: the shim returns without calling the plugin
+  // nccl.md §Shims, §Call sequences v5: tables before v5 get the Group handle as the Coll/P2p
+  // parent.
   bool task = d.type == Ev::kColl || d.type == Ev::kP2p;
   void* parent = (task && api_ <= 4) ? d.parent_group : d.parent;
-  // b.8: v1-v3 on NCCL >= 2.27 get no comm name/hash in Coll/P2p.
+  // nccl.md §Shims: v1-v3 on NCCL >= 2.27 get no comm name/hash in Coll/P2p.
   const char* name = native_ >= 4 ? nullptr : d.comm_name;
   uint64_t hash = native_ >= 4 ? 0 : d.comm_hash;
   uint64_t ptimer = native_ >= 4 ? d.ptimer : 0;
@@ -371,7 +372,7 @@ void ProfilerShim::Record(void* handle, int state, const StateArgs& a) const {
   if (api_ <= 3) {
     abi::StateArgsV1 args;
     std::memset(&args, 0, sizeof(args));
-    // b.8: NCCL >= 2.27 forwards zeroed args to v1-v3; 2.26 and older carry
+    // nccl.md §Shims: NCCL >= 2.27 forwards zeroed args to v1-v3; 2.26 and older carry
     // the transfer size and the appended-op count.
     if (native_ <= 3) {
       if (state == abi::kProxyCtrlAppendEnd) {
@@ -394,7 +395,7 @@ void ProfilerShim::Record(void* handle, int state, const StateArgs& a) const {
   }
   abi::StateArgsV4* p = &args;
   if (a.null_args) {
-    // b.8: NCCL calls with NULL; a v5/v6 table behind master's shim gets a
+    // nccl.md §Shims: NCCL calls with NULL; a v5/v6 table behind master's shim gets a
     // pointer to an uninitialized local instead (garbage, never to be read).
     p = nullptr;
     if (native_ > api_) {

@@ -1,14 +1,14 @@
 // Calls one plugin table (ncclProfiler_v1..v7) the way a given NCCL release
 // does: builds the version's descriptor from a version-neutral event, applies
-// NCCL's compatibility shims for older tables (profiler-api.md b.8) and the
-// per-release descriptor contents (b.2, c.0).
+// NCCL's compatibility shims for older tables (docs/design/nccl.md §Shims) and the
+// per-release descriptor contents (§Profiler ABI, §Call rules).
 #ifndef FLIGHTREC_TESTS_EMULATOR_SRC_PROFILER_SHIM_H_
 #define FLIGHTREC_TESTS_EMULATOR_SRC_PROFILER_SHIM_H_
 
 #include <stdint.h>
 
 #include "emulator/src/nccl_version.h"
-#include "flightrec/nccl_profiler_abi.h"
+#include "plugin/nccl/profiler_abi.h"
 
 namespace flightrec {
 namespace emu {
@@ -71,7 +71,7 @@ class ProfilerShim {
   int native_api() const { return native_; }
   const char* name() const;
 
-  // The release's init call for this table (b.1). Returns NCCL's result code.
+  // The release's init call for this table (nccl.md §Profiler ABI). Returns NCCL's result code.
   int Init(void** context, uint64_t comm_hash, int* mask, const char* comm_name, int nnodes,
            int nranks, int rank, nccl_abi::DebugLogger log) const;
   // Always writes *handle (NULL when the shim swallows the event).

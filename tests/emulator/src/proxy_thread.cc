@@ -1,15 +1,15 @@
 // The proxy progress thread of one communicator ("NCCL Progress"): reports
-// kernel progress the GPU stream wrote (KernelCh, c.5), network progress for
-// comms spanning nodes (ProxyOp/ProxyStep, c.6) and its own activity
-// (ProxyCtrl, c.7). Like NCCL's it notices events on a later pass than they
+// kernel progress the GPU stream wrote (KernelCh, nccl.md §Call sequences v5), network progress for
+// comms spanning nodes (ProxyOp/ProxyStep, nccl.md §Call sequences v5) and its own activity
+// (ProxyCtrl, nccl.md §Call sequences v5). Like NCCL's it notices events on a later pass than they
 // happen, and never delivers a KernelCh start and stop in the same pass.
 #include <unistd.h>
 
 #include <chrono>
 
 #include "emulator/src/rank_runtime.h"
-#include "flightrec/nccl_profiler_abi.h"
 #include "flightrec/record_names.h"
+#include "plugin/nccl/profiler_abi.h"
 
 namespace flightrec {
 namespace emu {
@@ -47,7 +47,7 @@ void RankRuntime::Notify(CommState* c) {
 }
 
 void RankRuntime::ProxyCtrl(CommState* c, int state, int appended) {
-  // c.7: the live mask decides, parent NULL, rank 0.
+  // nccl.md §Call sequences v5: the live mask decides, parent NULL, rank 0.
   if (c->shim == nullptr || !TableLive()) return;
   if (!(__atomic_load_n(&mask_, __ATOMIC_RELAXED) & abi::kProfileProxyCtrl)) return;
   EventDesc d;
@@ -78,7 +78,7 @@ void RankRuntime::ProxyAppend(CommState* c, Task* t) {
   const bool pxn = PxnPartner() >= 0;
   for (int ch = 0; ch < n; ++ch) {
     for (int dir = 0; dir < 2; ++dir) {
-      // c.8: ncclLocalOpAppend puts the op in the partner's pool; only its
+      // nccl.md §PXN: ncclLocalOpAppend puts the op in the partner's pool; only its
       // proxy, in its process, ever reports it.
       if (pxn && dir == 0 && ch % 2 == 1) {
         t->pxn[2 * ch + dir] = 1;
@@ -105,7 +105,7 @@ void RankRuntime::ProxyKernelStart(CommState* c, Task* t) {
   if ((t->mask & abi::kProfileKernelCh) && s->Delivers(Ev::kKernelCh)) {
     t->kernel_handles.assign(t->call.channels.size(), nullptr);
     for (size_t ch = 0; ch < t->call.channels.size(); ++ch) {
-      EventDesc d;  // c.0: KernelCh rank is 0
+      EventDesc d;  // nccl.md §Call rules: KernelCh rank is 0
       d.type = Ev::kKernelCh;
       d.parent = t->handle;
       d.channel_id = t->call.channels[ch];
@@ -114,7 +114,7 @@ void RankRuntime::ProxyKernelStart(CommState* c, Task* t) {
     }
   }
   if (!t->network || !(t->mask & kGateProxyStep)) return;
-  // Network steps begin once the kernel produces data (c.6).
+  // Network steps begin once the kernel produces data (nccl.md §Call sequences v5).
   t->proxy_steps.assign(t->proxy_ops.size() * kStepsPerOp, nullptr);
   for (size_t op = 0; op < t->proxy_ops.size(); ++op) {
     if (t->pxn[op]) continue;  // its steps run on the partner's proxy
@@ -127,7 +127,7 @@ void RankRuntime::ProxyKernelStart(CommState* c, Task* t) {
       d.step = k;
       void** h = &t->proxy_steps[op * kStepsPerOp + k];
       s->Start(c->ctx, h, d);
-      // c.6: step records are skipped when the ProxyOp was declined.
+      // nccl.md §Call sequences v5: step records are skipped when the ProxyOp was declined.
       if (*h == nullptr || t->proxy_ops[op] == nullptr) continue;
       s->Record(*h, send ? abi::kProxyStepSendGPUWait : abi::kProxyStepRecvWait, StateArgs());
     }
@@ -163,7 +163,7 @@ void RankRuntime::ProxyKernelEnd(CommState* c, Task* t) {
       s->Stop(h);
     }
   }
-  // c.6: all sub-ops of the args stop together.
+  // nccl.md §Call sequences v5: all sub-ops of the args stop together.
   for (void* h : t->proxy_ops) {
     if (h != nullptr) s->Stop(h);
   }
@@ -192,7 +192,7 @@ void RankRuntime::PxnHandOff(CommState* c, Task* t) {
 }
 
 // The partner's ops, reported to this process's plugin as NCCL's proxy does
-// for PXN (c.8): the context and parent are the originator's, meaningless
+// for PXN (nccl.md §PXN): the context and parent are the originator's, meaningless
 // here (and, with handles that encode slot numbers, possibly decodable as one
 // of ours); proxyOp.pid says so. The steps' parent is what start returned.
 void RankRuntime::PxnReportForeign(CommState* c) {
@@ -290,7 +290,7 @@ void RankRuntime::ProxyLoop(CommState* c) {
       if (!c->dirty && !c->stop) {
         if (active) ProxyCtrl(c, abi::kProxyCtrlIdle, 0);
         active = false;
-        // c.7: Sleep ... Wakeup around the condition wait.
+        // nccl.md §Call sequences v5: Sleep ... Wakeup around the condition wait.
         bool sleep_event = tasks.empty();
         if (sleep_event) {
           lock.unlock();

@@ -8,7 +8,7 @@
 #include <chrono>
 
 #include "emulator/src/nccl_logger.h"
-#include "flightrec/nccl_profiler_abi.h"
+#include "plugin/nccl/profiler_abi.h"
 
 namespace flightrec {
 namespace emu {
@@ -23,7 +23,7 @@ uint64_t WallNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + ts.tv_nsec;
 }
 
-// a.6: the bits that make NCCL start each event type.
+// nccl.md §Activation mask: the bits that make NCCL start each event type.
 constexpr int kDescendantsOfColl = abi::kProfileColl | abi::kProfileProxyOp |
                                    abi::kProfileProxyStep | abi::kProfileKernelCh |
                                    abi::kProfileNetPlugin;
@@ -146,8 +146,8 @@ void RankRuntime::EmitApiEvents(const Op& op, CommState* c, int mask,
   if (s == nullptr || s->native_api() < 5 || !TableLive()) return;
   int r = c->info.my_rank;
   (void)r;
-  // c.2/c.3: GroupApi starts lazily at the first task append; rank is 0 for
-  // API-level events (c.0).
+  // nccl.md §Call sequences v5: GroupApi starts lazily at the first task append; rank is 0 for
+  // API-level events (nccl.md §Call rules).
   if (mask & kGateGroupApi) {
     EventDesc g;
     g.type = Ev::kGroupApi;
@@ -167,7 +167,7 @@ void RankRuntime::EmitApiEvents(const Op& op, CommState* c, int mask,
     d.parent = *group_api;
     d.graph_captured = graph_captured;
     d.func = call.func;
-    d.count = call.count;  // the user's count and type (c.2)
+    d.count = call.count;  // the user's count and type (nccl.md §Call sequences v5)
     d.datatype = call.datatype;
     d.root = call.root;
     d.stream = StreamOf(opts_.rank);
@@ -227,7 +227,7 @@ void RankRuntime::EmitPlanTask(const Op& op, CommState* c, int mask,
         (s->native_api() >= 5 || !CollNeedsGroupHandle(opts_.nccl_version) || group != nullptr)) {
       EventDesc d;
       d.type = coll ? Ev::kColl : Ev::kP2p;
-      d.parent = api;  // c.9: at a replay, the CollApi handle of the capture
+      d.parent = api;  // nccl.md §CUDA graphs: at a replay, the CollApi handle of the capture
       d.parent_group = group;
       d.rank = info.my_rank;
       d.func = call.func;
@@ -283,7 +283,7 @@ void RankRuntime::EmitLaunch(const Op& op, CommState* c, int mask,
 }
 
 Op RankRuntime::Visible(const Op& op, const CommState& c) const {
-  // c.10: collectives on one-rank comms produce no events at all.
+  // nccl.md §Call sequences v5: collectives on one-rank comms produce no events at all.
   if (c.info.nranks != 1) return op;
   Op visible = op;
   visible.calls.clear();
@@ -346,7 +346,7 @@ void RankRuntime::RunOp(int64_t i) {
     ApplyMismatch(f->field, &op);
   }
   CommState* c = &comms_[static_cast<int>(op.comm)];
-  // a.5: the mask in effect when the API call is made applies to the task.
+  // nccl.md §Activation mask: the mask in effect when the API call is made applies to the task.
   int mask = __atomic_load_n(&mask_, __ATOMIC_RELAXED);
   const Op visible = Visible(op, *c);
   std::vector<void*> api_handles;
@@ -366,7 +366,7 @@ void RankRuntime::RunOp(int64_t i) {
                    __ATOMIC_RELEASE);
 }
 
-// c.9, capture: the API events and KernelLaunch fire once, marked
+// nccl.md §CUDA graphs, capture: the API events and KernelLaunch fire once, marked
 // graphCaptured, on the capturing (user) thread; KernelLaunch then means
 // "recorded". A plan with proxy ops (the comm spans nodes, or KernelCh is in
 // the mask) defers Group/Coll/P2p and the proxy posts to a host callback that
@@ -418,7 +418,7 @@ void RankRuntime::LaunchReplay(int64_t first) {
   }
 }
 
-// c.9, replay: hostStreamPlanTask as a CUDA host function, run when the
+// nccl.md §CUDA graphs, replay: hostStreamPlanTask as a CUDA host function, run when the
 // stream reaches the launch, before its kernel: here on the stream thread,
 // never the user thread. Coll/P2p parents are the capture's API handles,
 // long stopped.
@@ -431,7 +431,7 @@ void RankRuntime::ReplayHostCallback(Launch* l) {
 int RankRuntime::Run() {
   RankSlot* slot = coord_->rank(opts_.rank);
   __atomic_store_n(&slot->pid, static_cast<int64_t>(getpid()), __ATOMIC_RELEASE);
-  // a.3: init runs per comm, on the user thread or, grouped, on NCCL's
+  // nccl.md §Loading: init runs per comm, on the user thread or, grouped, on NCCL's
   // async-job threads concurrently; each comm's proxy starts after its init.
   if (opts_.grouped_init) {
     std::vector<std::thread> jobs;
@@ -465,7 +465,7 @@ int RankRuntime::Run() {
     c.cv.notify_all();
     c.proxy.join();
   }
-  // a.3/a.4: finalize at comm destroy, after the proxy thread joined; the
+  // nccl.md §Loading: finalize at comm destroy, after the proxy thread joined; the
   // last one dlcloses the plugin.
   for (int k = kCommsPerRank - 1; k >= 0; --k) DestroyComm(&comms_[k]);
   __atomic_store_n(&slot->state, kRankFinished, __ATOMIC_RELEASE);

@@ -1,12 +1,13 @@
 // One emulated rank (one process): loads the plugin through PluginLoader,
 // inits its three communicators, and runs the threads NCCL would have:
 //   user thread   API events (GroupApi/CollApi/P2pApi), launch events
-//                 (KernelLaunch/Group/Coll/P2p), as in profiler-api.md c.2-c.4
+//                 (KernelLaunch/Group/Coll/P2p), as in nccl.md §Call sequences v5
 //   GPU stream    executes launches in enqueue order; blocks in a collective
 //                 until every member's kernel arrived, in a Send/Recv until
 //                 its peers' did (coord.h)
-//   proxy threads one per comm: KernelCh (c.5), ProxyOp/ProxyStep (c.6),
-//                 ProxyCtrl (c.7)
+//   proxy threads one per comm: KernelCh (nccl.md §Call sequences v5), ProxyOp/ProxyStep (nccl.md
+//   §Call sequences v5),
+//                 ProxyCtrl (nccl.md §Call sequences v5)
 #ifndef FLIGHTREC_TESTS_EMULATOR_SRC_RANK_RUNTIME_H_
 #define FLIGHTREC_TESTS_EMULATOR_SRC_RANK_RUNTIME_H_
 
@@ -49,7 +50,8 @@ class RankRuntime {
   bool TableLive() const;
   void RunOp(int64_t i);
   void ApplyBeforeOpFaults(int64_t i);
-  // How a plan's Coll events advance seqNumber (profiler-api.md d).
+  // How a plan's Coll events advance seqNumber (docs/design/nccl.md §Sequence numbers and
+  // identity).
   enum class SeqRule { kEager, kPersistent };
 
   void EmitApiEvents(const Op& op, CommState* c, int mask, std::vector<void*>* api_handles,
@@ -68,7 +70,7 @@ class RankRuntime {
                                                       const CommInfo& info, int mask);
   std::shared_ptr<Launch> MakeLaunch(const Op& visible, const std::vector<int>& order, CommState* c,
                                      int mask, int64_t i, uint64_t* enqueued);
-  // --graph-replays (profiler-api.md c.9).
+  // --graph-replays (docs/design/nccl.md §CUDA graphs).
   void CaptureGraph();
   void LaunchReplay(int64_t first);
   void ReplayHostCallback(Launch* l);
@@ -85,7 +87,7 @@ class RankRuntime {
   void ProxyKernelStart(CommState* c, Task* t);
   void ProxyKernelEnd(CommState* c, Task* t);
   void ProxyCtrl(CommState* c, int state, int appended);
-  // --pxn (profiler-api.md c.8): the rank whose proxy reports this rank's
+  // --pxn (docs/design/nccl.md §PXN): the rank whose proxy reports this rank's
   // odd-channel network sends (-1: none), and what this rank's proxy reports
   // for its partner.
   int PxnPartner() const;
@@ -98,7 +100,7 @@ class RankRuntime {
   Coord* coord_;
   Topology topo_;
   PluginLoader loader_;
-  int mask_ = 0;  // NCCL's process-global ncclProfilerEventMask (a.5)
+  int mask_ = 0;  // NCCL's process-global ncclProfilerEventMask (nccl.md §Activation mask)
   int64_t gpu_offset_ns_ = 0;
   std::array<CommState, kCommsPerRank> comms_;
   std::array<CapturedOp, kPeriod> captured_;

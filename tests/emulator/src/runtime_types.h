@@ -26,7 +26,7 @@ namespace emu {
 // stream thread writes only the timers.
 struct Task {
   Call call;
-  int mask = 0;            // activation mask snapshot of the API call (a.5)
+  int mask = 0;            // activation mask snapshot of the API call (nccl.md §Activation mask)
   void* handle = nullptr;  // Coll/P2p handle: parent of KernelCh/ProxyOp
   bool network = false;    // comm spans nodes: ProxyOp/ProxyStep events
   int send_peer = 0, recv_peer = 0;
@@ -39,21 +39,21 @@ struct Task {
   std::vector<void*> kernel_handles;
   std::vector<void*> proxy_ops;    // 2 per channel: send, recv
   std::vector<void*> proxy_steps;  // per proxy op, kStepsPerOp each
-  // --pxn: per proxy op, 1 when the partner's proxy reports it (c.8); this
+  // --pxn: per proxy op, 1 when the partner's proxy reports it (nccl.md §PXN); this
   // process's plugin then sees nothing of that op.
   std::vector<char> pxn;
 };
 
 constexpr int kStepsPerOp = 2;
 
-// One NCCL plan captured in a CUDA graph (profiler-api.md c.9): what every
+// One NCCL plan captured in a CUDA graph (docs/design/nccl.md §CUDA graphs): what every
 // replay reuses. Written by the user thread at capture, read-only after.
 struct CapturedOp {
   Op op;                           // visible calls, API order (index: first replay's op)
   std::vector<int> order;          // launch order, indices into op.calls
   std::vector<void*> api_handles;  // capture-time CollApi/P2pApi handles, launch order
-  int mask = 0;                    // activation mask snapshot of the capture (a.5)
-  bool host_callback = false;      // plan has proxy ops: its events fire on every replay
+  int mask = 0;  // activation mask snapshot of the capture (nccl.md §Activation mask)
+  bool host_callback = false;  // plan has proxy ops: its events fire on every replay
 };
 
 // One kernel launch (NCCL plan) on one communicator.

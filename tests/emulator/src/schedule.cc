@@ -205,7 +205,7 @@ std::map<std::string, std::vector<ExpectedRecord>> ExpectedRecords(uint64_t seed
     CommInfo comm = topo.CommOf(op.comm, rank);
     for (int k : LaunchOrder(op)) {
       const Call& c = op.calls[k];
-      // c.10: collectives on one-rank comms produce no events at all.
+      // nccl.md §Call sequences v5: collectives on one-rank comms produce no events at all.
       if (!c.is_p2p() && comm.nranks == 1) continue;
       ExpectedRecord e;
       e.func = c.func;

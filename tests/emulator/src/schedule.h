@@ -10,7 +10,7 @@
 //     3   | world | AllReduce float16
 //     4   | tp    | Broadcast float32, root = (i / 8) % tp (Coll: bytes, "ncclInt8")
 //     5   | tp    | group{ ReduceScatter bfloat16 (small), AllReduce float32 (large) }
-//         |       |   -> NCCL's scheduling order puts AllReduce first (c.3)
+//         |       |   -> NCCL's scheduling order puts AllReduce first (nccl.md §Call sequences v5)
 //     6   | tp    | group{ Send to (r+1)%tp, Recv from (r-1)%tp } float32 ring
 //     7   | dp    | AllReduce bfloat16
 //
@@ -48,7 +48,8 @@ struct Call {
   std::vector<uint8_t> channels;  // channel ids (size = nChannels)
 
   bool is_p2p() const { return func == format::kFuncSend || func == format::kFuncRecv; }
-  // What the Coll/P2p event carries (c.2: AllGather/Broadcast in bytes as int8).
+  // What the Coll/P2p event carries (nccl.md §Call sequences v5: AllGather/Broadcast in bytes as
+  // int8).
   uint64_t TaskCount() const;
   uint8_t TaskDatatype() const;
 };
@@ -79,7 +80,7 @@ inline int64_t TotalOps(int64_t ops, int graph_replays) {
 void ApplyMismatch(MismatchField field, Op* op);
 // Indices into op.calls in NCCL's launch order: collectives by class of
 // (func, op, datatype) in order of first appearance in a size-descending
-// sort, ascending size inside a class; then p2p tasks in call order (c.3).
+// sort, ascending size inside a class; then p2p tasks in call order (nccl.md §Call sequences v5).
 std::vector<int> LaunchOrder(const Op& op);
 
 // Per-comm, per-function seqNumber counters (d): 0-based, advanced after

@@ -1,7 +1,7 @@
 // The communicators of an emulated job: world, TP groups of `tp`
 // consecutive ranks, DP groups of ranks with equal rank % tp. Every member of
 // a communicator derives the same commHash from (job id, kind, group index),
-// like NCCL's hash of the shared ncclUniqueId (profiler-api.md d).
+// like NCCL's hash of the shared ncclUniqueId (docs/design/nccl.md §Sequence numbers and identity).
 #ifndef FLIGHTREC_TESTS_EMULATOR_SRC_TOPOLOGY_H_
 #define FLIGHTREC_TESTS_EMULATOR_SRC_TOPOLOGY_H_
 

@@ -1,4 +1,4 @@
-// Loading rules per NCCL release (profiler-api.md a.1-a.3).
+// Loading rules per NCCL release (docs/design/nccl.md §Loading).
 #include "emulator/src/nccl_version.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The schedule is deterministic, covers the patterns the plugin must see,
-// and numbers collectives as NCCL does (profiler-api.md c.2, c.3, d).
+// and numbers collectives as NCCL does (docs/design/nccl.md §Call sequences v5).
 #include "emulator/src/schedule.h"
 
 #include <gtest/gtest.h>

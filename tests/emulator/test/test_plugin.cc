@@ -5,7 +5,7 @@
 // keeps the last Coll descriptor's seqNumber, so tests can look inside.
 #include <stdint.h>
 
-#include "flightrec/nccl_profiler_abi.h"
+#include "plugin/nccl/profiler_abi.h"
 
 namespace abi = flightrec::nccl_abi;
 

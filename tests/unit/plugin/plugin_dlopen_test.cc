@@ -131,7 +131,7 @@ int DriveCollAndSendRecv(void* lib) {
   drv.Record(group_api, abi::kGroupEndApiStart, nullptr);
   CHILD_REQUIRE(V < 5 || drv.StartDeclined(abi::kProfileKernelLaunch) == nullptr, 9);
   // NCCL 2.23-2.27 (tables v1-v4) start Coll/P2p only under an accepted
-  // Group handle (profiler-api.md a.6); from v5 on the Group is not needed.
+  // Group handle (docs/design/nccl.md §Activation mask); from v5 on the Group is not needed.
   void* group = drv.StartDeclined(abi::kProfileGroup);
   CHILD_REQUIRE(V >= 5 ? group == nullptr : group != nullptr, 9);
 

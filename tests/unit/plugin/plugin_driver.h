@@ -1,5 +1,5 @@
 // Test helper: drives one ncclProfiler_vN table through NCCL's real call
-// sequences (profiler-api.md c.2, c.4, c.5, c.6) with descriptors built from
+// sequences (docs/design/nccl.md §Call sequences v5) with descriptors built from
 // our ABI header, the way the emulator does.
 #ifndef FLIGHTREC_TESTS_UNIT_PLUGIN_PLUGIN_DRIVER_H_
 #define FLIGHTREC_TESTS_UNIT_PLUGIN_PLUGIN_DRIVER_H_
@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "flightrec/nccl_profiler_abi.h"
+#include "plugin/nccl/profiler_abi.h"
 
 namespace flightrec {
 namespace testing_plugin {

@@ -1,4 +1,4 @@
-// T5 of the engineering bar: truncated and corrupt images. Every case must
+// Truncated and corrupt images (docs/reliability.md). Every case must
 // end in either a clean rejection naming the problem or a self-consistent
 // snapshot; none may crash, hang or allocate wildly.
 #include <gtest/gtest.h>

@@ -1,18 +1,26 @@
-#include "recorder/file_util.h"
+// Crash-safe file publication, shared by the recorder (dumps, the trigger)
+// and the CLI (`flightrec trigger`): a file either appears complete or not
+// at all. Header-only, libc only.
+#ifndef FLIGHTREC_ATOMIC_FILE_H_
+#define FLIGHTREC_ATOMIC_FILE_H_
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "recorder/config.h"
-
 namespace flightrec {
-namespace rec {
-namespace {
+namespace format {
 
-bool WriteAll(int fd, const unsigned char* p, size_t len) {
+// Longest path flightrec writes (a directory from the environment plus a
+// file name).
+constexpr size_t kPathMax = 512;
+
+namespace detail {
+
+inline bool WriteAll(int fd, const unsigned char* p, size_t len) {
   while (len > 0) {
     ssize_t n = write(fd, p, len);
     if (n < 0 && errno == EINTR) continue;
@@ -26,7 +34,7 @@ bool WriteAll(int fd, const unsigned char* p, size_t len) {
   return true;
 }
 
-void SyncParentDir(const char* path) {
+inline void SyncParentDir(const char* path) {
   char dir[kPathMax];
   snprintf(dir, sizeof(dir), "%s", path);
   char* slash = strrchr(dir, '/');
@@ -43,10 +51,13 @@ void SyncParentDir(const char* path) {
   close(fd);
 }
 
-}  // namespace
+}  // namespace detail
 
-bool WriteFileAtomically(const char* path, const void* data, size_t len, char* err,
-                         size_t err_len) {
+// Writes `data` to `<path>.<pid>.tmp` (O_CREAT|O_EXCL|O_CLOEXEC), fsyncs it,
+// renames it to `path` and fsyncs the directory. On failure the tmp file is
+// removed and `err` names the file and the reason.
+inline bool WriteFileAtomically(const char* path, const void* data, size_t len, char* err,
+                                size_t err_len) {
   char tmp[kPathMax + 32];
   int n = snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, static_cast<int>(getpid()));
   if (n <= 0 || static_cast<size_t>(n) >= sizeof(tmp)) {
@@ -60,7 +71,7 @@ bool WriteFileAtomically(const char* path, const void* data, size_t len, char* e
     return false;
   }
   const char* what = nullptr;
-  if (!WriteAll(fd, static_cast<const unsigned char*>(data), len)) {
+  if (!detail::WriteAll(fd, static_cast<const unsigned char*>(data), len)) {
     what = "cannot write";
   } else if (fsync(fd) != 0) {
     what = "cannot fsync";
@@ -76,9 +87,11 @@ bool WriteFileAtomically(const char* path, const void* data, size_t len, char* e
     snprintf(err, err_len, "%s %s: %s", what, tmp, strerror(saved));
     return false;
   }
-  SyncParentDir(path);
+  detail::SyncParentDir(path);
   return true;
 }
 
-}  // namespace rec
+}  // namespace format
 }  // namespace flightrec
+
+#endif  // FLIGHTREC_ATOMIC_FILE_H_
