@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer harness of a FLIGHTREC_FUZZ=ON build for SECONDS each,
-# seeded with tests/*/corpus/<harness>/ (the committed corpus is never
+# seeded with tests/fuzz/corpus/<harness>/ (the committed corpus is never
 # modified: new inputs go to a scratch copy). Any crash fails the run and is
 # left in DIR/fuzz-artifacts/ to be committed as a regression file.
 #   scripts/fuzz.sh BUILD_DIR [SECONDS]
@@ -18,8 +18,8 @@ for h in "${harnesses[@]}"; do
   name=$(basename "$h")
   scratch="$dir/fuzz-scratch/$name"
   rm -rf "$scratch"; mkdir -p "$scratch"
-  seeds=$(find tests -type d -path "*/corpus/$name" | head -1)
-  [[ -n $seeds ]] || seeds=tests/fuzz/corpus
+  seeds=tests/fuzz/corpus/$name
+  [[ -d $seeds ]] || seeds=tests/fuzz/corpus
   log="$dir/fuzz-artifacts/$name.log"
   if "$h" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
       -artifact_prefix="$dir/fuzz-artifacts/$name-" "$scratch" "$seeds" >"$log" 2>&1; then

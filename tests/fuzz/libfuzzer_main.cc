@@ -1,4 +1,5 @@
-// libFuzzer entry: FLIGHTREC_FUZZ_ENTRY names the harness (CMake sets it).
+// libFuzzer entry of every harness: FLIGHTREC_FUZZ_ENTRY names it (CMake
+// sets it).
 #include <cstdio>
 #include <string>
 

@@ -5,21 +5,17 @@
 #include <unistd.h>
 
 #include "integration/ring_view.h"
+#include "support/analyze_runner.h"
 
 namespace flightrec {
 namespace itest {
 
 AnalyzeRun RunAnalyze(const std::vector<std::string>& paths, const std::string& options) {
+  const testing::CliRun cli = testing::RunAnalyzeCli("--format json " + options, paths);
   AnalyzeRun run;
-  const std::string dir = MakeTempDir("analyze");
-  std::string cmd = "'" + BuildDir() + "/bin/flightrec' analyze --format json " + options;
-  for (const std::string& p : paths) cmd += " '" + p + "'";
-  cmd += " >'" + dir + "/report.json' 2>'" + dir + "/stderr.txt'";
-  run.exit_code = RunShell(cmd);
-  const std::string out = ReadText(dir + "/report.json");
-  run.output = out + ReadText(dir + "/stderr.txt");
-  run.report = nlohmann::json::parse(out, nullptr, false);
-  RunShell("rm -rf '" + dir + "'");
+  run.exit_code = cli.exited ? cli.code : -1;
+  run.output = cli.report + cli.errors;
+  run.report = nlohmann::json::parse(cli.report, nullptr, false);
   return run;
 }
 

@@ -13,7 +13,9 @@
 // ring, 7 DP AllReduce.
 //
 // Hung jobs use a 2 s watchdog (NCCL_FLIGHTREC_TIMEOUT_S) and end once every
-// rank could have dumped (--until-dumps) or after --hang-timeout-s.
+// rank could have dumped (--until-dumps) or after --hang-timeout-s; both are
+// scaled by the machine's load (support/time_scale.h), so that a rank slowed
+// down by a busy machine is not taken for a stuck one.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,6 +31,7 @@
 #include "integration/analyze_run.h"
 #include "integration/emu_job.h"
 #include "integration/ring_view.h"
+#include "support/time_scale.h"
 
 #ifndef FLIGHTREC_ACCEPTANCE_RANKS
 #define FLIGHTREC_ACCEPTANCE_RANKS 8
@@ -115,7 +118,7 @@ class AnalyzeAcceptance : public ::testing::TestWithParam<Layout> {
   EmuJob Hang(const std::string& tag, const std::string& fault, int op, int dumps) {
     return Run(tag,
                Base(op + 48) + " " + fault + " --until-dumps " + std::to_string(dumps) +
-                   " --hang-timeout-s 20",
+                   " --hang-timeout-s " + testing::ScaledSecondsText(20),
                4);
   }
 
@@ -125,7 +128,7 @@ class AnalyzeAcceptance : public ::testing::TestWithParam<Layout> {
     {
       JobSlot slot;
       job = RunEmu(tag + std::to_string(L().ranks), args,
-                   {{"NCCL_FLIGHTREC_TIMEOUT_S", "2"},
+                   {{"NCCL_FLIGHTREC_TIMEOUT_S", testing::ScaledSecondsText(2)},
                     {"NCCL_FLIGHTREC_MAX_COMMS", "4"},
                     {"NCCL_FLIGHTREC_RECORDS", std::to_string(ring_records)},
                     // These tests run `flightrec analyze` themselves and count
@@ -200,9 +203,10 @@ class AnalyzeAcceptance : public ::testing::TestWithParam<Layout> {
   // Scenario 3: rank f.rank enqueues op f.op with another `field`; the run
   // completes (the emulator pairs launches by order, as NCCL does).
   void CheckMismatch(const std::string& field, const Fault& f) {
-    EmuJob job = Run(
-        field,
-        Base(f.op + 24) + " " + Spec("mismatch", f, ":field=" + field) + " --hang-timeout-s 20", 0);
+    EmuJob job = Run(field,
+                     Base(f.op + 24) + " " + Spec("mismatch", f, ":field=" + field) +
+                         " --hang-timeout-s " + testing::ScaledSecondsText(20),
+                     0);
     ExpectMismatch(Analyze({job.ring_dir}), f.rank, field);
   }
 
@@ -334,10 +338,10 @@ TEST_P(AnalyzeAcceptance, CountMismatchOnATwoRankTpCommNamesTheOddRank) {
 // memory share) and a DP collective at 64 (compared through signatures).
 TEST_P(AnalyzeAcceptance, OldMismatchInALongRunIsFoundThroughTheWindow) {
   const Fault f = L().count;
-  EmuJob job =
-      Run("long-count",
-          Base(f.op + 1200) + " " + Spec("mismatch", f, ":field=count") + " --hang-timeout-s 120",
-          0, 4096);  // rings that do not wrap: the whole load sees every op
+  EmuJob job = Run("long-count",
+                   Base(f.op + 1200) + " " + Spec("mismatch", f, ":field=count") +
+                       " --hang-timeout-s " + testing::ScaledSecondsText(120),
+                   0, 4096);  // rings that do not wrap: the whole load sees every op
   const AnalyzeRun windowed = Analyze({job.ring_dir});
   const AnalyzeRun whole = RunAnalyze({job.ring_dir}, "--window 0 --record-memory 0");
   ExpectMismatch(windowed, f.rank, "count");
@@ -434,7 +438,7 @@ TEST_P(AnalyzeAcceptance, GpuHangIsAllStuck) {
 std::string GraphArgs(const Layout& l) {
   return "--ranks " + std::to_string(l.ranks) + " --tp " + std::to_string(l.tp) +
          " --ranks-per-node 8 --ops 16 --graph-replays 60 --step-us 20 --until-dumps " +
-         std::to_string(l.ranks) + " --hang-timeout-s 20 ";
+         std::to_string(l.ranks) + " --hang-timeout-s " + testing::ScaledSecondsText(20) + " ";
 }
 
 TEST_P(AnalyzeAcceptance, StuckBeforeAGraphReplayIsTheOnlyCulprit) {
@@ -459,7 +463,8 @@ TEST_P(AnalyzeAcceptance, SlowRankIsTheTopStraggler) {
   const Fault f = L().slow;
   EmuJob job = Run("slow",
                    Base(L().slow_ops) + " --fault slow:rank=" + std::to_string(f.rank) +
-                       ":us=" + std::to_string(L().slow_us) + " --hang-timeout-s 30",
+                       ":us=" + std::to_string(L().slow_us) + " --hang-timeout-s " +
+                       testing::ScaledSecondsText(30),
                    0);
   AnalyzeRun run = Analyze({job.ring_dir});
   EXPECT_EQ(run.report.value("verdict", ""), "slow") << Describe(run);
@@ -475,7 +480,9 @@ TEST_P(AnalyzeAcceptance, SlowRankIsTheTopStraggler) {
 
 // 7. A clean run: healthy, exit 0, nothing found, nothing rejected.
 TEST_P(AnalyzeAcceptance, HealthyRunIsHealthy) {
-  EmuJob job = Run("healthy", Base(L().ranks == 8 ? 400 : 160) + " --hang-timeout-s 30", 0);
+  EmuJob job = Run(
+      "healthy",
+      Base(L().ranks == 8 ? 400 : 160) + " --hang-timeout-s " + testing::ScaledSecondsText(30), 0);
   AnalyzeRun run = Analyze({job.ring_dir});
   EXPECT_EQ(run.report.value("verdict", ""), "healthy") << Describe(run);
   EXPECT_EQ(run.exit_code, 0);
@@ -494,7 +501,8 @@ TEST_P(AnalyzeAcceptance, BadFilesAreRejectedAndTheCulpritStillNamed) {
   // A small job with another id, dumping at exit.
   EmuJob other = Run("other",
                      "--ranks 2 --tp 2 --ranks-per-node 8 --ops 40 --step-us 20 "
-                     "--job-id another-job --hang-timeout-s 20",
+                     "--job-id another-job --hang-timeout-s " +
+                         testing::ScaledSecondsText(20),
                      0);
   const std::vector<std::string> other_dumps = ListFiles(other.ring_dir, ".frdump");
   ASSERT_FALSE(other_dumps.empty()) << other.ring_dir;

@@ -1,14 +1,9 @@
 #include "integration/ring_view.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -23,45 +18,6 @@ const CommView* FileView::Comm(uint64_t comm_id) const {
     if (c.comm_id == comm_id) return &c;
   }
   return nullptr;
-}
-
-std::string BuildDir() {
-  const char* d = std::getenv("FLIGHTREC_BUILD_DIR");
-  return d != nullptr ? d : FLIGHTREC_DEFAULT_BUILD_DIR;
-}
-
-int RunShell(const std::string& cmd) {
-  int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-std::string MakeTempDir(const std::string& tag) {
-  std::string tmpl = "/tmp/fr-it-" + tag + "-XXXXXX";
-  if (mkdtemp(&tmpl[0]) == nullptr) return "";
-  return tmpl;
-}
-
-std::vector<std::string> ListFiles(const std::string& dir, const std::string& suffix) {
-  std::vector<std::string> out;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return out;
-  while (dirent* e = readdir(d)) {
-    std::string n = e->d_name;
-    if (n.size() > suffix.size() &&
-        n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      out.push_back(dir + "/" + n);
-    }
-  }
-  closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 namespace {
@@ -103,6 +59,11 @@ FileView FromShowJson(const std::string& path, const std::string& cli) {
   v.api_version = h.is_object() ? h.value("api_version", 0) : 0;
   if (h.is_object() && h.contains("disable_reason") && h["disable_reason"].is_string()) {
     v.disable_reason = h["disable_reason"].get<std::string>();
+  }
+  if (h.is_object() && v.kind == "dump") {
+    v.dump_reason = h.value("dump_reason", "");
+    v.dump_wall_ns = U64(h.value("dump_wall_ns", nlohmann::json(0)));
+    v.dump_detail = h.value("dump_detail", "");
   }
   if (j.contains("drops") && j["drops"].is_object()) {
     v.foreign_handle_drops = U64(j["drops"].value("foreign_handle", nlohmann::json(0)));
@@ -158,6 +119,11 @@ FileView FromReader(const std::string& path) {
   v.pid = s.pid;
   v.api_version = static_cast<int>(s.api_version);
   v.disable_reason = s.disable_reason;
+  if (v.kind == "dump") {
+    v.dump_reason = DumpReasonName(s.dump_reason);
+    v.dump_wall_ns = s.dump_wall_ns;
+    v.dump_detail = s.dump_detail;
+  }
   v.foreign_handle_drops = s.drops[format::kDropForeignHandle];
   v.pxn_foreign_drops = s.drops[format::kDropPxnForeign];
   for (const CommSnapshot& c : s.comms) {

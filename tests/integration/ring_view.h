@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "support/files.h"
+
 namespace flightrec {
 namespace itest {
 
@@ -42,6 +44,9 @@ struct FileView {
   int64_t pid = 0;
   int api_version = 0;
   std::string disable_reason;
+  std::string dump_reason;            // dumps: "timeout" | "trigger" | "exit" | "request"
+  uint64_t dump_wall_ns = 0;          // dumps: when the plugin sealed it (CLOCK_REALTIME)
+  std::string dump_detail;            // dumps: the watchdog's one-line reason
   uint64_t foreign_handle_drops = 0;  // process-wide drop counters: garbage handles,
   uint64_t pxn_foreign_drops = 0;     // and other processes' ProxyOps (PXN)
   std::vector<CommView> comms;
@@ -50,13 +55,12 @@ struct FileView {
 
 FileView ReadFileView(const std::string& path);
 
-// $FLIGHTREC_BUILD_DIR (set by ctest) or the build dir baked in at compile time.
-std::string BuildDir();
-// Runs `cmd` through /bin/sh; returns the exit status (or -1).
-int RunShell(const std::string& cmd);
-std::string MakeTempDir(const std::string& tag);
-std::vector<std::string> ListFiles(const std::string& dir, const std::string& suffix);
-std::string ReadText(const std::string& path);
+// Files, paths and shell commands (tests/support/files.h).
+using testing::BuildDir;
+using testing::ListFiles;
+using testing::MakeTempDir;
+using testing::ReadText;
+using testing::RunShell;
 
 }  // namespace itest
 }  // namespace flightrec

@@ -11,8 +11,8 @@
 #include <filesystem>
 
 #include "analyzer/model/inputs.h"
-#include "reliability/analyzer_inputs_harness.h"
 #include "reliability/rel_util.h"
+#include "tests/fuzz/harnesses.h"
 
 namespace flightrec {
 namespace {
@@ -21,10 +21,8 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> AllCorpusFiles() {
   std::vector<std::string> out;
-  for (const char* root : {FLIGHTREC_REL_CORPUS, FLIGHTREC_FUZZ_CORPUS}) {
-    for (const auto& e : fs::recursive_directory_iterator(root)) {
-      if (e.is_regular_file()) out.push_back(e.path().string());
-    }
+  for (const auto& e : fs::recursive_directory_iterator(FLIGHTREC_FUZZ_CORPUS)) {
+    if (e.is_regular_file()) out.push_back(e.path().string());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -63,7 +61,7 @@ TEST(AnalyzerRobustnessTest, EveryCorpusInputGivesAReportAndAnExitCode) {
 TEST(AnalyzerRobustnessTest, LeftoverDumpTmpIsIgnored) {
   const std::string dir = rel::MakeTempDir("tmpleft");
   std::vector<uint8_t> seed =
-      rel::ReadBytes(std::string(FLIGHTREC_REL_CORPUS) + "/fuzz_analyzer_inputs/hang_dumps");
+      rel::ReadBytes(std::string(FLIGHTREC_FUZZ_CORPUS) + "/fuzz_analyzer_inputs/hang_dumps");
   std::vector<std::string> parts = fuzz::SplitFiles(seed.data(), seed.size());
   ASSERT_GE(parts.size(), 2u);
   for (size_t i = 0; i < parts.size(); ++i) {

@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "analyzer/reader/snapshot_reader.h"
-#include "reliability/abi_driver.h"
 #include "reliability/rel_util.h"
+#include "support/abi_driver.h"
 
 namespace flightrec {
 namespace {

@@ -30,8 +30,8 @@
 
 #include "analyzer/reader/snapshot_reader.h"
 #include "emulator/src/coord.h"
-#include "reliability/abi_driver.h"
 #include "reliability/rel_util.h"
+#include "support/abi_driver.h"
 
 namespace flightrec {
 namespace {

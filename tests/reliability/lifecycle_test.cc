@@ -24,8 +24,8 @@ extern "C" size_t __sanitizer_get_current_allocated_bytes(void);
 #endif
 
 #include "analyzer/reader/snapshot_reader.h"
-#include "reliability/abi_driver.h"
 #include "reliability/rel_util.h"
+#include "support/abi_driver.h"
 
 namespace flightrec {
 namespace {

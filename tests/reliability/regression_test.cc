@@ -11,8 +11,8 @@
 
 #include <new>
 
-#include "reliability/analyzer_inputs_harness.h"
 #include "reliability/rel_util.h"
+#include "tests/fuzz/harnesses.h"
 
 namespace flightrec {
 namespace {
@@ -40,7 +40,7 @@ int RunHarnessLimited(const std::string& file) {
 // largest rank) a file declares: ~5e8 here, a 4 GB allocation before the
 // kMaxPlausibleRanks cap.
 TEST(FuzzRegressionTest, HugeDeclaredNranksDoesNotExhaustMemory) {
-  EXPECT_EQ(RunHarnessLimited(FLIGHTREC_REL_REGRESSIONS "/oom_job_index_huge_nranks.bin"), 0);
+  EXPECT_EQ(RunHarnessLimited(FLIGHTREC_FUZZ_REGRESSIONS "/oom_job_index_huge_nranks.bin"), 0);
 }
 
 // A comm whose nranks is near the 2^20 plausibility cap with few files
@@ -49,7 +49,8 @@ TEST(FuzzRegressionTest, HugeDeclaredNranksDoesNotExhaustMemory) {
 // then out of memory).
 TEST(FuzzRegressionTest, AMillionMissingRanksKeepTheReportSmall) {
   EXPECT_EQ(
-      RunHarnessLimited(FLIGHTREC_REL_REGRESSIONS "/oom_missing_rank_report_million_ranks.bin"), 0);
+      RunHarnessLimited(FLIGHTREC_FUZZ_REGRESSIONS "/oom_missing_rank_report_million_ranks.bin"),
+      0);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// Small helpers shared by the reliability tests: temp dirs, files, shell
-// commands, process resource counters, and the paths of the built products.
+// Helpers of the reliability tests: process resource counters and the
+// analyzer run in every format, on top of tests/support (files, paths,
+// shell commands, the analyze runner), whose names it brings into rel::.
 #ifndef FLIGHTREC_TESTS_RELIABILITY_REL_UTIL_H_
 #define FLIGHTREC_TESTS_RELIABILITY_REL_UTIL_H_
 
@@ -8,29 +9,26 @@
 #include <string>
 #include <vector>
 
+#include "support/analyze_runner.h"
+#include "support/files.h"
+
 namespace flightrec {
 namespace rel {
 
-// $FLIGHTREC_BUILD_DIR (set by ctest) or the build dir baked in by CMake.
-std::string BuildDir();
-std::string PluginPath();  // <build>/lib/libnccl-profiler-flightrec.so
-std::string CliPath();     // <build>/bin/flightrec
-std::string EmuPath();     // <build>/bin/flightrec-emu
+using testing::BuildDir;
+using testing::CliPath;
+using testing::EmuPath;
+using testing::ListFiles;
+using testing::MakeTempDir;
+using testing::PluginPath;
+using testing::ReadBytes;
+using testing::ReadText;
+using testing::RemoveTree;
+using testing::RunShellStatus;
+using testing::WriteBytes;
 
-// A fresh directory under $TMPDIR (or /tmp); removed by RemoveTree.
-std::string MakeTempDir(const std::string& tag);
-void RemoveTree(const std::string& dir);
-
-std::string ReadText(const std::string& path);
-std::vector<uint8_t> ReadBytes(const std::string& path);
-bool WriteBytes(const std::string& path, const void* data, size_t size);
-// Regular files directly in `dir` whose name ends with `suffix`, sorted.
-std::vector<std::string> ListFiles(const std::string& dir, const std::string& suffix);
 // Lines of `text` that contain `needle`.
 int CountLines(const std::string& text, const std::string& needle);
-
-// Runs `cmd` through /bin/sh -c. Returns the raw wait status.
-int RunShellStatus(const std::string& cmd);
 
 // Open descriptors of this process (entries of /proc/self/fd).
 int CountOpenFds();
@@ -38,13 +36,7 @@ int CountOpenFds();
 long ResidentKib();
 
 // Result of `flightrec analyze --format F PATH...` run as a child process.
-struct AnalyzeRun {
-  bool exited = false;  // false: killed by a signal (a crash)
-  int code = -1;        // exit status when exited
-  int signal = 0;       // the signal otherwise
-  std::string report;   // stdout (the report)
-  std::string errors;   // stderr
-};
+using AnalyzeRun = testing::CliRun;
 // `extra` are more options (e.g. "--stuck-after", "60").
 AnalyzeRun RunAnalyze(const std::vector<std::string>& paths, const std::string& format,
                       const std::vector<std::string>& extra = {});

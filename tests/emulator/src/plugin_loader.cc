@@ -41,7 +41,7 @@ bool PluginLoader::LoadLocked() {
     std::string sym = "ncclProfiler_v" + std::to_string(api);
     void* table = dlsym(handle_, sym.c_str());
     if (table == nullptr) continue;
-    shim_.reset(new ProfilerShim(table, api, version_));
+    shim_.reset(new ProfilerShim(table, api, MaxProfilerApi(version_)));
     EMU_INFO("PROFILER/Plugin: Loaded %s (%s) from %s", shim_->name(), sym.c_str(),
              library_.c_str());
     status_ = Status::kLoaded;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "emulator/src/nccl_version.h"
-#include "emulator/src/profiler_shim.h"
+#include "support/profiler_shim.h"
 
 namespace flightrec {
 namespace emu {

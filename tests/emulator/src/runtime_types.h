@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "emulator/src/profiler_shim.h"
 #include "emulator/src/schedule.h"
 #include "emulator/src/topology.h"
+#include "support/profiler_shim.h"
 
 namespace flightrec {
 namespace emu {

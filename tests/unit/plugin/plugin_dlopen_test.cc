@@ -18,8 +18,8 @@
 #include <gtest/gtest.h>
 
 #include "flightrec/record_format.h"
+#include "support/ring_image.h"
 #include "unit/plugin/plugin_driver.h"
-#include "unit/plugin/ring_image.h"
 
 #ifndef FLIGHTREC_PLUGIN_PATH
 #error "FLIGHTREC_PLUGIN_PATH must name the built plugin"
@@ -28,6 +28,8 @@
 namespace flightrec {
 namespace testing_plugin {
 namespace {
+
+using testing::RingImage;
 
 using Env = std::vector<std::pair<std::string, std::string>>;
 

@@ -11,9 +11,11 @@
 #include <zstd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <mutex>
+
+#include "support/files.h"
+#include "support/ring_image.h"
+#include "support/time_scale.h"
 
 namespace flightrec {
 namespace test {
@@ -67,10 +69,7 @@ void ResetEnv(const std::string& dir) {
   setenv("NCCL_FLIGHTREC_VERDICT", "0", 1);
 }
 
-std::vector<unsigned char> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<unsigned char>(std::istreambuf_iterator<char>(in), {});
-}
+std::vector<unsigned char> ReadFile(const std::string& path) { return testing::ReadBytes(path); }
 
 std::vector<std::string> ListDir(const std::string& dir, const std::string& suffix) {
   std::vector<std::string> out;
@@ -98,27 +97,20 @@ std::vector<unsigned char> Decompress(const std::vector<unsigned char>& frame) {
 }
 
 std::string RingPath(const std::string& dir) {
-  auto rings = ListDir(dir, ".ring");
-  return rings.size() == 1 ? dir + "/" + rings[0] : "";
+  std::string error;
+  return testing::OnlyRingIn(dir, &error);
 }
 
 const format::RegionDesc* Region(const std::vector<unsigned char>& img, uint32_t r) {
-  return reinterpret_cast<const format::RegionDesc*>(img.data() +
-                                                     Header(img)->region_table_offset) +
-         r;
+  return testing::RegionOf(img.data(), r);
 }
 
 const format::Record* Slot(const std::vector<unsigned char>& img, uint32_t r, uint64_t seq) {
-  const format::FileHeader* h = Header(img);
-  const uint64_t cap = h->region_capacity;
-  return reinterpret_cast<const format::Record*>(img.data() + h->records_offset) + r * cap +
-         (seq & (cap - 1));
+  return testing::SlotOf(img.data(), r, seq);
 }
 
 bool SlotValid(const std::vector<unsigned char>& img, uint32_t r, uint64_t seq) {
-  const format::Record* rec = Slot(img, r, seq);
-  return rec->commit == seq + 1 &&
-         rec->checksum == format::RecordChecksum(reinterpret_cast<const unsigned char*>(rec), seq);
+  return testing::CommittedAs(*Slot(img, r, seq), seq);
 }
 
 namespace {
@@ -142,7 +134,7 @@ void CaptureLog(int level, unsigned long, const char*, int, const char* fmt, ...
 }
 
 bool WaitFor(const std::function<bool()>& pred, double seconds) {
-  const int steps = static_cast<int>(seconds / 0.005);
+  const int steps = static_cast<int>(seconds * testing::TimeScale() / 0.005);
   for (int i = 0; i < steps; ++i) {
     if (pred()) return true;
     struct timespec ts = {0, 5000000};

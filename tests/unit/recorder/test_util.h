@@ -66,8 +66,9 @@ void CaptureLog(int level, unsigned long flags, const char* file, int line, cons
     __attribute__((format(printf, 5, 6)));
 std::string CapturedLog();  // a copy, taken under the capture lock
 
-// Polls `pred` every 5 ms for up to `seconds` (a bound on waiting for
-// another thread, not a timing assertion).
+// Polls `pred` every 5 ms for up to `seconds` x the time scale
+// (support/time_scale.h): a bound on waiting for another thread, not a
+// timing assertion.
 bool WaitFor(const std::function<bool()>& pred, double seconds = 30);
 
 // Waits (WaitFor) until the watchdog of the single ring in `dir` has polled

@@ -1,4 +1,4 @@
-#include "emulator/src/profiler_shim.h"
+#include "support/profiler_shim.h"
 
 #include <cstring>
 
@@ -158,8 +158,8 @@ void FillApi(D* out, const EventDesc& d) {
 
 }  // namespace
 
-ProfilerShim::ProfilerShim(const void* table, int plugin_api, const NcclVersion& nccl)
-    : table_(table), api_(plugin_api), native_(MaxProfilerApi(nccl)) {}
+ProfilerShim::ProfilerShim(const void* table, int plugin_api, int native_api)
+    : table_(table), api_(plugin_api), native_(native_api) {}
 
 const char* ProfilerShim::name() const {
   // `name` is the first member of every table version.

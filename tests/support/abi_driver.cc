@@ -1,11 +1,10 @@
-#include "reliability/abi_driver.h"
+#include "support/abi_driver.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
 
-#include "emulator/src/nccl_version.h"
 #include "flightrec/record_format.h"
 #include "plugin/nccl/profiler_abi.h"
 
@@ -33,14 +32,9 @@ __attribute__((format(printf, 5, 6))) void Logger(int level, unsigned long flags
   }
 }
 
-// NCCL master (2.31) is the first release that looks up ncclProfiler_v7.
-emu::NcclVersion Master() {
-  emu::NcclVersion v;
-  v.major = 2;
-  v.minor = 31;
-  v.patch = 0;
-  return v;
-}
+// NCCL master (2.31) is the first release that looks up ncclProfiler_v7
+// (emulator/src/nccl_version.cc MaxProfilerApi).
+constexpr int kMasterApi = 7;
 
 }  // namespace
 
@@ -72,7 +66,7 @@ AbiDriver::AbiDriver(const std::string& so_path) {
     error_ = so_path + ": no ncclProfiler_v7";
     return;
   }
-  shim_.reset(new emu::ProfilerShim(table, 7, Master()));
+  shim_.reset(new emu::ProfilerShim(table, 7, kMasterApi));
 }
 
 AbiDriver::~AbiDriver() {

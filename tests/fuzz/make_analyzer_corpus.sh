@@ -2,8 +2,8 @@
 # Regenerates the seed corpus of fuzz_analyzer_inputs from real files: small
 # rings and dumps written by the real plugin under flightrec-emu, several
 # jobs (healthy, hang, desync, a killed rank), joined with the harness's file
-# separator (analyzer_inputs_harness.h), up to 4 files per seed.
-#   tests/reliability/make_corpus.sh BUILD_DIR
+# separator (harnesses.h), up to 4 files per seed.
+#   tests/fuzz/make_analyzer_corpus.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:?build dir}" && pwd)
 out=$(cd "$(dirname "$0")" && pwd)/corpus/fuzz_analyzer_inputs

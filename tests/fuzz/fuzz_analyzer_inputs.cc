@@ -1,4 +1,5 @@
-#include "reliability/analyzer_inputs_harness.h"
+// The fuzz harness of `flightrec analyze`'s whole input stage (harnesses.h).
+#include "tests/fuzz/harnesses.h"
 
 #include <stdio.h>
 #include <stdlib.h>

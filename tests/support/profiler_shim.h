@@ -1,13 +1,15 @@
-// Calls one plugin table (ncclProfiler_v1..v7) the way a given NCCL release
-// does: builds the version's descriptor from a version-neutral event, applies
-// NCCL's compatibility shims for older tables (docs/design/nccl.md §Shims) and the
-// per-release descriptor contents (§Profiler ABI, §Call rules).
-#ifndef FLIGHTREC_TESTS_EMULATOR_SRC_PROFILER_SHIM_H_
-#define FLIGHTREC_TESTS_EMULATOR_SRC_PROFILER_SHIM_H_
+// The one driver of the NCCL profiler ABI in tests/: calls one plugin table
+// (ncclProfiler_v1..v7) the way a given NCCL release does: builds the
+// version's descriptor from a version-neutral event, applies NCCL's
+// compatibility shims for older tables (docs/design/nccl.md §Shims) and the
+// per-release descriptor contents (§Profiler ABI, §Call rules). The emulator
+// calls plugins through it; in-process tests use support/abi_driver.h on top
+// of it.
+#ifndef FLIGHTREC_TESTS_SUPPORT_PROFILER_SHIM_H_
+#define FLIGHTREC_TESTS_SUPPORT_PROFILER_SHIM_H_
 
 #include <stdint.h>
 
-#include "emulator/src/nccl_version.h"
 #include "plugin/nccl/profiler_abi.h"
 
 namespace flightrec {
@@ -65,7 +67,9 @@ struct StateArgs {
 
 class ProfilerShim {
  public:
-  ProfilerShim(const void* table, int plugin_api, const NcclVersion& nccl);
+  // `native_api`: the newest profiler API the NCCL release calls
+  // (emulator/src/nccl_version.h MaxProfilerApi).
+  ProfilerShim(const void* table, int plugin_api, int native_api);
 
   int plugin_api() const { return api_; }
   int native_api() const { return native_; }
@@ -94,4 +98,4 @@ class ProfilerShim {
 }  // namespace emu
 }  // namespace flightrec
 
-#endif  // FLIGHTREC_TESTS_EMULATOR_SRC_PROFILER_SHIM_H_
+#endif  // FLIGHTREC_TESTS_SUPPORT_PROFILER_SHIM_H_

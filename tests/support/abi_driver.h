@@ -1,11 +1,11 @@
-// An in-process NCCL stand-in for reliability tests: dlopens the real plugin
+// An in-process NCCL stand-in for tests: dlopens the real plugin
 // (libnccl-profiler-flightrec.so), takes ncclProfiler_v7 and calls it through
 // the emulator's ProfilerShim exactly as NCCL 2.31 does (descriptor layout,
 // call order: CollApi, Coll start/stop on the user thread; KernelCh and
 // ProxyOp events on a proxy thread). Used where a whole emulated job would
 // hide what is being tested (threads, fork, exit, dlclose, comm churn).
-#ifndef FLIGHTREC_TESTS_RELIABILITY_ABI_DRIVER_H_
-#define FLIGHTREC_TESTS_RELIABILITY_ABI_DRIVER_H_
+#ifndef FLIGHTREC_TESTS_SUPPORT_ABI_DRIVER_H_
+#define FLIGHTREC_TESTS_SUPPORT_ABI_DRIVER_H_
 
 #include <stdint.h>
 
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "emulator/src/profiler_shim.h"
+#include "support/profiler_shim.h"
 
 namespace flightrec {
 namespace rel {
@@ -69,4 +69,4 @@ class AbiDriver {
 }  // namespace rel
 }  // namespace flightrec
 
-#endif  // FLIGHTREC_TESTS_RELIABILITY_ABI_DRIVER_H_
+#endif  // FLIGHTREC_TESTS_SUPPORT_ABI_DRIVER_H_
