@@ -120,7 +120,7 @@ FileView FromReader(const std::string& path) {
   v.api_version = static_cast<int>(s.api_version);
   v.disable_reason = s.disable_reason;
   if (v.kind == "dump") {
-    v.dump_reason = DumpReasonName(s.dump_reason);
+    v.dump_reason = format::DumpReasonName(s.dump_reason);
     v.dump_wall_ns = s.dump_wall_ns;
     v.dump_detail = s.dump_detail;
   }
