@@ -1,9 +1,11 @@
 // Benchmark helper: loads a profiler plugin the way NCCL does (dlopen
 // RTLD_NOW | RTLD_LOCAL, dlsym "ncclProfiler_v5") and replays NCCL 2.28's
 // call sequence for one collective (docs/design/nccl.md §Call sequences v5) through
-// the v5 table. Descriptors are built once per communicator and only their
-// per-call fields (parent, seqNumber, timers) change, as NCCL fills a stack
-// descriptor per call: the cost is the same for every plugin compared.
+// the v5 table, in the raw-descriptor mode of the one ABI driver
+// (support/profiler_shim.h). Descriptors are built once per communicator by
+// the shim and only their per-call fields (parent, seqNumber, timers) change,
+// as NCCL fills a stack descriptor per call: the cost is the same for every
+// plugin compared.
 #ifndef FLIGHTREC_TESTS_BENCH_BENCH_PLUGIN_H_
 #define FLIGHTREC_TESTS_BENCH_BENCH_PLUGIN_H_
 
@@ -11,10 +13,12 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstring>
+#include <memory>
 #include <string>
 
+#include "flightrec/record_format.h"
 #include "plugin/nccl/profiler_abi.h"
+#include "support/profiler_shim.h"
 
 namespace flightrec {
 namespace bench {
@@ -28,9 +32,13 @@ constexpr uint64_t kStepBytes = 1 << 20;
 
 inline void SilentLogger(int, unsigned long, const char*, int, const char*, ...) {}
 
+constexpr int kApi = 5;  // NCCL 2.28 calls ncclProfiler_v5
+using Raw = emu::RawProfiler<kApi>;
+using Descr = Raw::Descr;
+
 struct Plugin {
   void* dl = nullptr;
-  const abi::ProfilerV5* table = nullptr;
+  std::unique_ptr<emu::ProfilerShim> shim;
 };
 
 // Loads `path` as NCCL does. False with `err` naming the file and the problem.
@@ -40,11 +48,12 @@ inline bool LoadPlugin(const char* path, Plugin* out, std::string* err) {
     *err = std::string("cannot dlopen ") + path + ": " + dlerror();
     return false;
   }
-  out->table = static_cast<const abi::ProfilerV5*>(dlsym(out->dl, "ncclProfiler_v5"));
-  if (out->table == nullptr) {
-    *err = std::string(path) + " exports no ncclProfiler_v5";
+  const void* table = dlsym(out->dl, emu::Api<kApi>::kSymbol);
+  if (table == nullptr) {
+    *err = std::string(path) + " exports no " + emu::Api<kApi>::kSymbol;
     return false;
   }
+  out->shim.reset(new emu::ProfilerShim(table, kApi, kApi));
   return true;
 }
 
@@ -54,16 +63,18 @@ inline bool LoadPlugin(const char* path, Plugin* out, std::string* err) {
 class Comm {
  public:
   bool Init(const Plugin& plugin, uint64_t comm_id, int rank, int nranks) {
-    t_ = plugin.table;
+    shim_ = plugin.shim.get();
+    raw_ = Raw(*shim_);
     mask_ = 0;
-    if (t_->init(&ctx_, comm_id, &mask_, "bench", 1, nranks, rank, SilentLogger) != abi::kSuccess) {
+    if (shim_->Init(&ctx_, comm_id, &mask_, "bench", 1, nranks, rank, SilentLogger) !=
+        abi::kSuccess) {
       return false;
     }
     BuildDescriptors(rank);
     return ctx_ != nullptr;
   }
   void Finalize() {
-    if (t_ != nullptr) t_->finalize(ctx_);
+    if (shim_ != nullptr) shim_->Finalize(ctx_);
     ctx_ = nullptr;
   }
   void* context() const { return ctx_; }
@@ -72,39 +83,41 @@ class Comm {
   // KernelLaunch start/stop, Group start, Coll start/stop, Group stop,
   // GroupApi stop. Returns the Coll handle the proxy thread's events name.
   void* UserSide() {
-    void* group_api = Start(&group_api_);
-    t_->recordEventState(group_api, abi::kGroupStartApiStop, nullptr);
+    const Raw& t = raw_;
+    void* group_api = t.Start(ctx_, &group_api_);
+    t.Record(group_api, abi::kGroupStartApiStop, nullptr);
     coll_api_.parentObj = group_api;
-    void* coll_api = Start(&coll_api_);
-    t_->stopEvent(coll_api);
-    t_->recordEventState(group_api, abi::kGroupEndApiStart, nullptr);
+    void* coll_api = t.Start(ctx_, &coll_api_);
+    t.Stop(coll_api);
+    t.Record(group_api, abi::kGroupEndApiStart, nullptr);
     launch_.parentObj = group_api;
-    t_->stopEvent(Start(&launch_));
-    void* group = Start(&group_);
+    t.Stop(t.Start(ctx_, &launch_));
+    void* group = t.Start(ctx_, &group_);
     coll_.parentObj = coll_api;
     coll_.coll.parentGroup = group;
     coll_.coll.seqNumber = seq_++;
-    void* coll = Start(&coll_);
-    t_->stopEvent(coll);
-    t_->stopEvent(group);
-    t_->stopEvent(group_api);
+    void* coll = t.Start(ctx_, &coll_);
+    t.Stop(coll);
+    t.Stop(group);
+    t.Stop(group_api);
     return coll;
   }
 
   // KernelCh start on every channel, then KernelChStop + stop on each.
   void KernelSide(void* coll) {
+    const Raw& t = raw_;
     void* ch[kChannels];
     kernel_.parentObj = coll;
     for (int c = 0; c < kChannels; ++c) {
       kernel_.kernelCh.channelId = static_cast<uint8_t>(c);
       kernel_.kernelCh.pTimer = gpu_ns_ + c;
-      ch[c] = Start(&kernel_);
+      ch[c] = t.Start(ctx_, &kernel_);
     }
-    abi::StateArgsV5 args;
+    Raw::Args args;
     for (int c = 0; c < kChannels; ++c) {
       args.kernelCh.pTimer = gpu_ns_ + 1000 + c;
-      t_->recordEventState(ch[c], abi::kKernelChStop, &args);
-      t_->stopEvent(ch[c]);
+      t.Record(ch[c], abi::kKernelChStop, &args);
+      t.Stop(ch[c]);
     }
     gpu_ns_ += 2000;
   }
@@ -112,21 +125,22 @@ class Comm {
   // kProxyOps ProxyOps of kStepsPerProxyOp steps: SendGPUWait, SendWait
   // (transSize), stop; then the ProxyOp stop.
   void NetSide(void* coll) {
-    abi::StateArgsV5 args;
+    const Raw& t = raw_;
+    Raw::Args args;
     args.proxyStep.transSize = kStepBytes;
     proxy_op_.parentObj = coll;
     for (int op = 0; op < kProxyOps; ++op) {
       proxy_op_.proxyOp.channelId = static_cast<uint8_t>(op);
-      void* h_op = Start(&proxy_op_);
+      void* h_op = t.Start(ctx_, &proxy_op_);
       proxy_step_.parentObj = h_op;
       for (int s = 0; s < kStepsPerProxyOp; ++s) {
         proxy_step_.proxyStep.step = s;
-        void* h_step = Start(&proxy_step_);
-        t_->recordEventState(h_step, abi::kProxyStepSendGPUWait, nullptr);
-        t_->recordEventState(h_step, abi::kProxyStepSendWait, &args);
-        t_->stopEvent(h_step);
+        void* h_step = t.Start(ctx_, &proxy_step_);
+        t.Record(h_step, abi::kProxyStepSendGPUWait, nullptr);
+        t.Record(h_step, abi::kProxyStepSendWait, &args);
+        t.Stop(h_step);
       }
-      t_->stopEvent(h_op);
+      t.Stop(h_op);
     }
   }
 
@@ -137,54 +151,58 @@ class Comm {
   }
 
  private:
-  void* Start(abi::EventDescrV5* d) {
-    void* h = nullptr;
-    t_->startEvent(ctx_, &h, d);
-    return h;
-  }
-
-  static abi::EventDescrV5 Blank(uint64_t type, int rank) {
-    abi::EventDescrV5 d;
-    memset(&d, 0, sizeof(d));
-    d.type = type;
-    d.rank = rank;
+  // The shim's v5 descriptor of `e` on this rank.
+  Descr Describe(emu::EventDesc e, int rank) const {
+    e.rank = rank;
+    Descr d;
+    raw_.Describe(e, &d);
     return d;
   }
 
   void BuildDescriptors(int rank) {
-    group_api_ = Blank(abi::kProfileGroupApi, rank);
-    group_api_.groupApi.groupDepth = 1;
-    coll_api_ = Blank(abi::kProfileCollApi, rank);
-    coll_api_.collApi.func = "AllReduce";
-    coll_api_.collApi.count = 1 << 20;
-    coll_api_.collApi.datatype = "ncclFloat32";
-    coll_api_.collApi.stream = reinterpret_cast<void*>(uintptr_t{0x5000});
-    launch_ = Blank(abi::kProfileKernelLaunch, rank);
-    group_ = Blank(abi::kProfileGroup, rank);
-    coll_ = Blank(abi::kProfileColl, rank);
-    coll_.coll.func = "AllReduce";
-    coll_.coll.count = 1 << 20;
-    coll_.coll.datatype = "ncclFloat32";
-    coll_.coll.nChannels = kChannels;
-    coll_.coll.nWarps = 16;
-    coll_.coll.algo = "RING";
-    coll_.coll.proto = "SIMPLE";
-    kernel_ = Blank(abi::kProfileKernelCh, rank);
-    proxy_op_ = Blank(abi::kProfileProxyOp, rank);
-    proxy_op_.proxyOp.pid = static_cast<int32_t>(getpid());
-    proxy_op_.proxyOp.peer = (rank + 1) % 8;
-    proxy_op_.proxyOp.nSteps = kStepsPerProxyOp;
-    proxy_op_.proxyOp.chunkSize = 1 << 19;
-    proxy_op_.proxyOp.isSend = 1;
-    proxy_step_ = Blank(abi::kProfileProxyStep, rank);
+    emu::EventDesc e;
+    e.type = emu::Ev::kGroupApi;
+    e.group_depth = 1;
+    group_api_ = Describe(e, rank);
+    emu::EventDesc op;
+    op.func = format::kFuncAllReduce;
+    op.count = 1 << 20;
+    op.datatype = format::kTypeFloat32;
+    op.stream = reinterpret_cast<void*>(uintptr_t{0x5000});
+    op.n_channels = kChannels;
+    op.n_warps = 16;
+    op.algo = format::kAlgoRing;
+    op.proto = format::kProtoSimple;
+    op.type = emu::Ev::kCollApi;
+    coll_api_ = Describe(op, rank);
+    op.type = emu::Ev::kColl;
+    op.stream = nullptr;
+    coll_ = Describe(op, rank);
+    e = emu::EventDesc();
+    e.type = emu::Ev::kKernelLaunch;
+    launch_ = Describe(e, rank);
+    e.type = emu::Ev::kGroup;
+    group_ = Describe(e, rank);
+    e.type = emu::Ev::kKernelCh;
+    kernel_ = Describe(e, rank);
+    e.type = emu::Ev::kProxyStep;
+    proxy_step_ = Describe(e, rank);
+    e.type = emu::Ev::kProxyOp;
+    e.pid = static_cast<int>(getpid());
+    e.peer = (rank + 1) % 8;
+    e.n_steps = kStepsPerProxyOp;
+    e.chunk_size = 1 << 19;
+    e.is_send = 1;
+    proxy_op_ = Describe(e, rank);
   }
 
-  const abi::ProfilerV5* t_ = nullptr;
+  const emu::ProfilerShim* shim_ = nullptr;
+  Raw raw_;
   void* ctx_ = nullptr;
   int mask_ = 0;
   uint64_t seq_ = 0;
   uint64_t gpu_ns_ = 1000000;
-  abi::EventDescrV5 group_api_, coll_api_, launch_, group_, coll_, kernel_, proxy_op_, proxy_step_;
+  Descr group_api_, coll_api_, launch_, group_, coll_, kernel_, proxy_op_, proxy_step_;
 };
 
 }  // namespace bench

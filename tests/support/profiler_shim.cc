@@ -99,35 +99,76 @@ bool FillProxy(D* out, const EventDesc& d) {
   return d.type == Ev::kProxyCtrl || d.type == Ev::kGroup;
 }
 
-// Coll fields shared by v4..v7 (same names and order).
-template <typename C>
-void FillCollV4Plus(C* c, const EventDesc& d) {
+// What this release puts in the descriptor beside the event's own fields.
+struct Release {
+  const char* comm_name;  // v1-v3 Coll/P2p
+  uint64_t comm_hash;
+  uint64_t ptimer;  // KernelCh start
+  uint64_t user_tag;
+};
+
+// Coll, every version: v1 carries enum codes, v2+ NCCL's strings; v1-v3 name
+// the comm; v5+ carry the legacy Group handle; v7 adds the kernel variant
+// and the user tag.
+template <int V, typename C>
+void FillColl(C* c, const EventDesc& d, const Release& r) {
   c->seqNumber = d.seq;
-  c->func = FuncStr(d.func);
   c->sendBuff = d.send_buff;
   c->recvBuff = d.recv_buff;
   c->count = d.count;
   c->root = d.root;
-  c->datatype = TypeStr(d.datatype);
-  c->nChannels = d.n_channels;
   c->nWarps = d.n_warps;
-  c->algo = AlgoStr(d.algo);
-  c->proto = ProtoStr(d.proto);
+  if constexpr (V == 1) {
+    c->func = FuncV1(d.func);
+    c->datatype = TypeV1(d.datatype);
+    c->algo = AlgoV1(d.algo);
+    c->proto = ProtoV1(d.proto);
+  } else {
+    c->func = FuncStr(d.func);
+    c->datatype = TypeStr(d.datatype);
+    c->algo = AlgoStr(d.algo);
+    c->proto = ProtoStr(d.proto);
+  }
+  if constexpr (V <= 2) c->trafficBytes = d.count * fmt::DataTypeSize(d.datatype);
+  if constexpr (V <= 3) {
+    c->name = r.comm_name;
+    c->commHash = r.comm_hash;
+    c->nMaxChannels = d.n_channels;
+  } else {
+    c->nChannels = d.n_channels;
+  }
+  if constexpr (V >= 5) c->parentGroup = d.parent_group;
+  if constexpr (V >= 7) {
+    c->kernelVariant = "Default";
+    c->userTag = r.user_tag;
+  }
 }
 
-template <typename P>
-void FillP2pV4Plus(P* p, const EventDesc& d) {
-  p->func = FuncStr(d.func);
+template <int V, typename P>
+void FillP2p(P* p, const EventDesc& d, const Release& r) {
   p->buff = d.recv_buff;
-  p->datatype = TypeStr(d.datatype);
   p->count = d.count;
   p->peer = d.peer;
-  p->nChannels = d.n_channels;
+  if constexpr (V == 1) {
+    p->func = FuncV1(d.func);
+    p->datatype = TypeV1(d.datatype);
+  } else {
+    p->func = FuncStr(d.func);
+    p->datatype = TypeStr(d.datatype);
+  }
+  if constexpr (V <= 3) {
+    p->name = r.comm_name;
+    p->commHash = r.comm_hash;
+  } else {
+    p->nChannels = d.n_channels;
+  }
+  if constexpr (V >= 5) p->parentGroup = d.parent_group;
+  if constexpr (V >= 7) p->userTag = r.user_tag;
 }
 
-// API-level events (v5+).
-template <typename D>
-void FillApi(D* out, const EventDesc& d) {
+// API-level events (v5+); v7 adds the user tag.
+template <int V, typename D>
+void FillApi(D* out, const EventDesc& d, const Release& r) {
   switch (d.type) {
     case Ev::kGroupApi:
       out->groupApi.graphCaptured = d.graph_captured;
@@ -140,6 +181,7 @@ void FillApi(D* out, const EventDesc& d) {
       out->collApi.root = d.root;
       out->collApi.stream = d.stream;
       out->collApi.graphCaptured = d.graph_captured;
+      if constexpr (V >= 7) out->collApi.userTag = r.user_tag;
       break;
     case Ev::kP2pApi:
       out->p2pApi.func = FuncStr(d.func);
@@ -147,6 +189,7 @@ void FillApi(D* out, const EventDesc& d) {
       out->p2pApi.datatype = TypeStr(d.datatype);
       out->p2pApi.stream = d.stream;
       out->p2pApi.graphCaptured = d.graph_captured;
+      if constexpr (V >= 7) out->p2pApi.userTag = r.user_tag;
       break;
     case Ev::kKernelLaunch:
       out->kernelLaunch.stream = d.stream;
@@ -204,160 +247,72 @@ int ProfilerShim::Init(void** context, uint64_t comm_hash, int* mask, const char
   }
 }
 
-void ProfilerShim::Start(void* context, void** handle, const EventDesc& d) const {
-  *handle = nullptr;
-  if (!Delivers(d.type)) return;  // nccl.md §Shims: the shim returns without calling the plugin
+template <int V>
+bool ProfilerShim::Describe(const EventDesc& d, typename Api<V>::Descr* out) const {
+  if (!Delivers(d.type))
+    return false;  // nccl.md §Shims: the shim returns without calling the plugin
   // nccl.md §Shims, §Call sequences v5: tables before v5 get the Group handle as the Coll/P2p
   // parent.
   bool task = d.type == Ev::kColl || d.type == Ev::kP2p;
-  void* parent = (task && api_ <= 4) ? d.parent_group : d.parent;
+  Header(out, d, (task && V <= 4) ? d.parent_group : d.parent);
   // nccl.md §Shims: v1-v3 on NCCL >= 2.27 get no comm name/hash in Coll/P2p.
-  const char* name = native_ >= 4 ? nullptr : d.comm_name;
-  uint64_t hash = native_ >= 4 ? 0 : d.comm_hash;
-  uint64_t ptimer = native_ >= 4 ? d.ptimer : 0;
+  Release r;
+  r.comm_name = native_ >= 4 ? nullptr : d.comm_name;
+  r.comm_hash = native_ >= 4 ? 0 : d.comm_hash;
+  r.ptimer = native_ >= 4 ? d.ptimer : 0;
+  r.user_tag = native_ >= 7 ? d.user_tag : 0;
+  if (d.type == Ev::kColl) {
+    FillColl<V>(&out->coll, d, r);
+  } else if (d.type == Ev::kP2p) {
+    FillP2p<V>(&out->p2p, d, r);
+  } else if (d.type == Ev::kKernelCh) {
+    if constexpr (V >= 3) out->kernelCh.channelId = d.channel_id;
+    if constexpr (V >= 4) out->kernelCh.pTimer = r.ptimer;
+  } else if (!FillProxy(out, d)) {
+    if constexpr (V < 5) {
+      return false;  // API events do not exist before v5
+    } else {
+      FillApi<V>(out, d, r);
+    }
+  }
+  return true;
+}
+
+#define FLIGHTREC_SHIM_DESCRIBE(N) \
+  template bool ProfilerShim::Describe<N>(const EventDesc&, Api<N>::Descr*) const;
+FLIGHTREC_SHIM_DESCRIBE(1)
+FLIGHTREC_SHIM_DESCRIBE(2)
+FLIGHTREC_SHIM_DESCRIBE(3)
+FLIGHTREC_SHIM_DESCRIBE(4)
+FLIGHTREC_SHIM_DESCRIBE(5)
+FLIGHTREC_SHIM_DESCRIBE(6)
+FLIGHTREC_SHIM_DESCRIBE(7)
+#undef FLIGHTREC_SHIM_DESCRIBE
+
+template <int V>
+void ProfilerShim::StartAs(void* context, void** handle, const EventDesc& d) const {
+  typename Api<V>::Descr e;
+  if (Describe<V>(d, &e))
+    static_cast<const typename Api<V>::Table*>(table_)->startEvent(context, handle, &e);
+}
+
+void ProfilerShim::Start(void* context, void** handle, const EventDesc& d) const {
+  *handle = nullptr;
   switch (api_) {
-    case 1: {
-      abi::EventDescrV1 e;
-      Header(&e, d, parent);
-      if (d.type == Ev::kColl) {
-        e.coll = {name,
-                  hash,
-                  d.seq,
-                  FuncV1(d.func),
-                  d.send_buff,
-                  d.recv_buff,
-                  d.count,
-                  d.root,
-                  TypeV1(d.datatype),
-                  0,
-                  d.count * fmt::DataTypeSize(d.datatype),
-                  d.n_channels,
-                  d.n_warps,
-                  AlgoV1(d.algo),
-                  ProtoV1(d.proto),
-                  0,
-                  0};
-      } else if (d.type == Ev::kP2p) {
-        e.p2p = {name, hash, FuncV1(d.func), d.recv_buff, TypeV1(d.datatype), d.count, d.peer};
-      } else if (!FillProxy(&e, d)) {
-        return;  // KernelCh/NetPlugin do not exist in v1
-      }
-      static_cast<const abi::ProfilerV1*>(table_)->startEvent(context, handle, &e);
-      return;
-    }
-    case 2: {
-      abi::EventDescrV2 e;
-      Header(&e, d, parent);
-      if (d.type == Ev::kColl) {
-        e.coll = {name,
-                  hash,
-                  d.seq,
-                  FuncStr(d.func),
-                  d.send_buff,
-                  d.recv_buff,
-                  d.count,
-                  d.root,
-                  TypeStr(d.datatype),
-                  d.count * fmt::DataTypeSize(d.datatype),
-                  d.n_channels,
-                  d.n_warps,
-                  AlgoStr(d.algo),
-                  ProtoStr(d.proto)};
-      } else if (d.type == Ev::kP2p) {
-        e.p2p = {name, hash, FuncStr(d.func), d.recv_buff, TypeStr(d.datatype), d.count, d.peer};
-      } else if (!FillProxy(&e, d)) {
-        return;
-      }
-      static_cast<const abi::ProfilerV2*>(table_)->startEvent(context, handle, &e);
-      return;
-    }
-    case 3: {
-      abi::EventDescrV3 e;
-      Header(&e, d, parent);
-      if (d.type == Ev::kColl) {
-        e.coll = {name,
-                  hash,
-                  d.seq,
-                  FuncStr(d.func),
-                  d.send_buff,
-                  d.recv_buff,
-                  d.count,
-                  d.root,
-                  TypeStr(d.datatype),
-                  d.n_channels,
-                  d.n_warps,
-                  AlgoStr(d.algo),
-                  ProtoStr(d.proto)};
-      } else if (d.type == Ev::kP2p) {
-        e.p2p = {name, hash, FuncStr(d.func), d.recv_buff, TypeStr(d.datatype), d.count, d.peer};
-      } else if (d.type == Ev::kKernelCh) {
-        e.kernelCh.channelId = d.channel_id;
-      } else if (!FillProxy(&e, d)) {
-        return;
-      }
-      static_cast<const abi::ProfilerV3*>(table_)->startEvent(context, handle, &e);
-      return;
-    }
-    case 4: {
-      abi::EventDescrV4 e;
-      Header(&e, d, parent);
-      if (d.type == Ev::kColl) {
-        FillCollV4Plus(&e.coll, d);
-      } else if (d.type == Ev::kP2p) {
-        FillP2pV4Plus(&e.p2p, d);
-      } else if (d.type == Ev::kKernelCh) {
-        e.kernelCh.channelId = d.channel_id;
-        e.kernelCh.pTimer = ptimer;
-      } else if (!FillProxy(&e, d)) {
-        return;
-      }
-      static_cast<const abi::ProfilerV4*>(table_)->startEvent(context, handle, &e);
-      return;
-    }
+    case 1:
+      return StartAs<1>(context, handle, d);
+    case 2:
+      return StartAs<2>(context, handle, d);
+    case 3:
+      return StartAs<3>(context, handle, d);
+    case 4:
+      return StartAs<4>(context, handle, d);
     case 5:
-    case 6: {
-      // v6's descriptor is v5's plus CE members the emulator never emits.
-      abi::EventDescrV6 e;
-      Header(&e, d, parent);
-      if (d.type == Ev::kColl) {
-        FillCollV4Plus(&e.coll, d);
-        e.coll.parentGroup = d.parent_group;
-      } else if (d.type == Ev::kP2p) {
-        FillP2pV4Plus(&e.p2p, d);
-        e.p2p.parentGroup = d.parent_group;
-      } else if (d.type == Ev::kKernelCh) {
-        e.kernelCh.channelId = d.channel_id;
-        e.kernelCh.pTimer = ptimer;
-      } else if (!FillProxy(&e, d)) {
-        FillApi(&e, d);
-      }
-      static_cast<const abi::ProfilerV6*>(table_)->startEvent(context, handle, &e);
-      return;
-    }
-    default: {
-      abi::EventDescrV7 e;
-      Header(&e, d, parent);
-      uint64_t tag = native_ >= 7 ? d.user_tag : 0;
-      if (d.type == Ev::kColl) {
-        FillCollV4Plus(&e.coll, d);
-        e.coll.parentGroup = d.parent_group;
-        e.coll.kernelVariant = "Default";
-        e.coll.userTag = tag;
-      } else if (d.type == Ev::kP2p) {
-        FillP2pV4Plus(&e.p2p, d);
-        e.p2p.parentGroup = d.parent_group;
-        e.p2p.userTag = tag;
-      } else if (d.type == Ev::kKernelCh) {
-        e.kernelCh.channelId = d.channel_id;
-        e.kernelCh.pTimer = ptimer;
-      } else if (!FillProxy(&e, d)) {
-        FillApi(&e, d);
-        if (d.type == Ev::kCollApi) e.collApi.userTag = tag;
-        if (d.type == Ev::kP2pApi) e.p2pApi.userTag = tag;
-      }
-      static_cast<const abi::ProfilerV7*>(table_)->startEvent(context, handle, &e);
-      return;
-    }
+      return StartAs<5>(context, handle, d);
+    case 6:
+      return StartAs<6>(context, handle, d);
+    default:  // a newer table of v7's shape gets v7's descriptor
+      return StartAs<7>(context, handle, d);
   }
 }
 

@@ -4,7 +4,9 @@
 // compatibility shims for older tables (docs/design/nccl.md §Shims) and the
 // per-release descriptor contents (§Profiler ABI, §Call rules). The emulator
 // calls plugins through it; in-process tests use support/abi_driver.h on top
-// of it.
+// of it. RawProfiler<V> is its raw-descriptor mode: a version's descriptor
+// built once, then handed to startEvent as is (the plugin unit tests and the
+// hot-path benchmark).
 #ifndef FLIGHTREC_TESTS_SUPPORT_PROFILER_SHIM_H_
 #define FLIGHTREC_TESTS_SUPPORT_PROFILER_SHIM_H_
 
@@ -14,6 +16,26 @@
 
 namespace flightrec {
 namespace emu {
+
+// ncclProfiler_vN's types: its table, event descriptor and state arguments.
+template <int V>
+struct Api;
+#define FLIGHTREC_SHIM_API(N, ARGS)                             \
+  template <>                                                   \
+  struct Api<N> {                                               \
+    using Table = nccl_abi::ProfilerV##N;                       \
+    using Descr = nccl_abi::EventDescrV##N;                     \
+    using Args = nccl_abi::StateArgs##ARGS;                     \
+    static constexpr const char* kSymbol = "ncclProfiler_v" #N; \
+  };
+FLIGHTREC_SHIM_API(1, V1)
+FLIGHTREC_SHIM_API(2, V1)
+FLIGHTREC_SHIM_API(3, V1)
+FLIGHTREC_SHIM_API(4, V4)
+FLIGHTREC_SHIM_API(5, V4)
+FLIGHTREC_SHIM_API(6, V4)
+FLIGHTREC_SHIM_API(7, V4)
+#undef FLIGHTREC_SHIM_API
 
 enum class Ev {
   kGroupApi,
@@ -87,12 +109,60 @@ class ProfilerShim {
   // Whether this plugin version is called for `type` at all.
   bool Delivers(Ev type) const;
 
+  // Version V's descriptor of `d` as this release fills it (what Start hands
+  // the plugin); false when the release does not call version V for `d`.
+  // V must be plugin_api(). Defined for V = 1..7.
+  template <int V>
+  bool Describe(const EventDesc& d, typename Api<V>::Descr* out) const;
+
+  const void* table() const { return table_; }
+
  private:
   bool ForwardsState(int state) const;
+  template <int V>
+  void StartAs(void* context, void** handle, const EventDesc& d) const;
 
   const void* table_;
   int api_;
   int native_;
+};
+
+// What raw-mode starts preset *handle to: a plugin must overwrite it on every
+// startEvent, NULL when it declines (NCCL keeps whatever is there).
+inline void* UnwrittenHandle() { return reinterpret_cast<void*>(uintptr_t{0xdeadbeef}); }
+
+// The raw-descriptor mode of a shim whose plugin_api() is V: the caller builds
+// V's descriptor once (Describe, or by hand for what NCCL would not send),
+// changes its per-call fields in place and hands it to startEvent as is, and
+// passes state args as is. Every call goes straight to the table, inline and
+// branch-free, so a benchmark pays the same per-call cost for every plugin.
+template <int V>
+class RawProfiler {
+ public:
+  using Table = typename Api<V>::Table;
+  using Descr = typename Api<V>::Descr;
+  using Args = typename Api<V>::Args;
+
+  RawProfiler() = default;  // unbound: assign a bound one before any call
+  explicit RawProfiler(const ProfilerShim& shim)
+      : shim_(&shim), t_(static_cast<const Table*>(shim.table())) {}
+
+  const ProfilerShim& shim() const { return *shim_; }
+  bool Describe(const EventDesc& d, Descr* out) const { return shim_->Describe<V>(d, out); }
+  // The handle the plugin wrote, UnwrittenHandle() when it wrote none.
+  void* Start(void* context, Descr* d) const {
+    void* h = UnwrittenHandle();
+    t_->startEvent(context, &h, d);
+    return h;
+  }
+  void Stop(void* handle) const { t_->stopEvent(handle); }
+  void Record(void* handle, nccl_abi::EventState state, Args* args) const {
+    t_->recordEventState(handle, state, args);
+  }
+
+ private:
+  const ProfilerShim* shim_ = nullptr;
+  const Table* t_ = nullptr;
 };
 
 }  // namespace emu

@@ -124,17 +124,17 @@ int DriveCollAndSendRecv(void* lib) {
   CHILD_REQUIRE(mask == kDefaultMask, 6);
 
   // API-level types exist from v5 (v1-v4 descriptors have an 8-bit type).
-  void* group_api = V >= 5 ? drv.StartDeclined(abi::kProfileGroupApi) : nullptr;
+  void* group_api = V >= 5 ? drv.StartDeclined(emu::Ev::kGroupApi) : nullptr;
   CHILD_REQUIRE(group_api == nullptr, 7);
   drv.Record(group_api, abi::kGroupStartApiStop, nullptr);
   void* coll_api = drv.StartCollApi();
   CHILD_REQUIRE(V < 5 || coll_api != nullptr, 8);
   drv.Stop(coll_api);
   drv.Record(group_api, abi::kGroupEndApiStart, nullptr);
-  CHILD_REQUIRE(V < 5 || drv.StartDeclined(abi::kProfileKernelLaunch) == nullptr, 9);
+  CHILD_REQUIRE(V < 5 || drv.StartDeclined(emu::Ev::kKernelLaunch) == nullptr, 9);
   // NCCL 2.23-2.27 (tables v1-v4) start Coll/P2p only under an accepted
   // Group handle (docs/design/nccl.md §Activation mask); from v5 on the Group is not needed.
-  void* group = drv.StartDeclined(abi::kProfileGroup);
+  void* group = drv.StartDeclined(emu::Ev::kGroup);
   CHILD_REQUIRE(V >= 5 ? group == nullptr : group != nullptr, 9);
 
   void* coll = drv.StartColl(V >= 5 ? coll_api : group);
@@ -446,16 +446,25 @@ TEST_F(PluginTest, UnwritableDirDeclinesAndLogs) {
             0);
 }
 
+// Child body: init of ncclProfiler_vV with the mask preset to `before`;
+// the comm is declined or not as `declined` says, NCCL gets `after` back and
+// the plugin's last log line names `logged` (when given).
+template <int V>
+int InitGivesMask(void* lib, int before, bool declined, int after, const char* logged = nullptr) {
+  Driver<V> drv(Table<V>(lib));
+  int mask = before;
+  CHILD_REQUIRE(drv.Init(&mask) == abi::kSuccess, 2);
+  CHILD_REQUIRE((drv.ctx() == nullptr) == declined, 3);
+  CHILD_REQUIRE(mask == after, 4);
+  CHILD_REQUIRE(logged == nullptr || strstr(g_log_text, logged) != nullptr, 5);
+  drv.Finalize();
+  return 0;
+}
+
 TEST_F(PluginTest, DisabledDeclinesWithoutTouchingMask) {
   ASSERT_EQ(RunInChild(
                 [](void* lib) {
-                  Driver<7> drv(Table<7>(lib));
-                  int mask = abi::kProfileGroup;
-                  CHILD_REQUIRE(drv.Init(&mask) == abi::kSuccess, 2);
-                  CHILD_REQUIRE(drv.ctx() == nullptr, 3);
-                  CHILD_REQUIRE(mask == abi::kProfileGroup, 4);
-                  drv.Finalize();
-                  return 0;
+                  return InitGivesMask<7>(lib, abi::kProfileGroup, true, abi::kProfileGroup);
                 },
                 {{"NCCL_FLIGHTREC_ENABLE", "0"}}),
             0);
@@ -464,12 +473,8 @@ TEST_F(PluginTest, DisabledDeclinesWithoutTouchingMask) {
 TEST_F(PluginTest, EventMaskOverrideReplacesMask) {
   ASSERT_EQ(RunInChild(
                 [](void* lib) {
-                  Driver<5> drv(Table<5>(lib));
-                  int mask = abi::kProfileGroup;
-                  CHILD_REQUIRE(drv.Init(&mask) == abi::kSuccess && drv.ctx() != nullptr, 2);
-                  CHILD_REQUIRE(mask == (abi::kProfileColl | abi::kProfileP2p), 3);
-                  drv.Finalize();
-                  return 0;
+                  return InitGivesMask<5>(lib, abi::kProfileGroup, false,
+                                          abi::kProfileColl | abi::kProfileP2p);
                 },
                 {{"NCCL_FLIGHTREC_EVENT_MASK", "0x6"}}),
             0);
@@ -478,13 +483,9 @@ TEST_F(PluginTest, EventMaskOverrideReplacesMask) {
 TEST_F(PluginTest, NetStepsAddsProxyStepAndKeepsOtherBits) {
   ASSERT_EQ(RunInChild(
                 [](void* lib) {
-                  Driver<4> drv(Table<4>(lib));
-                  int mask = abi::kProfileGroup;
-                  CHILD_REQUIRE(drv.Init(&mask) == abi::kSuccess && drv.ctx() != nullptr, 2);
-                  CHILD_REQUIRE(
-                      mask == (abi::kProfileGroup | kDefaultMask | abi::kProfileProxyStep), 3);
-                  drv.Finalize();
-                  return 0;
+                  return InitGivesMask<4>(
+                      lib, abi::kProfileGroup, false,
+                      abi::kProfileGroup | kDefaultMask | abi::kProfileProxyStep);
                 },
                 {{"NCCL_FLIGHTREC_NET_STEPS", "1"}}),
             0);
@@ -493,13 +494,7 @@ TEST_F(PluginTest, NetStepsAddsProxyStepAndKeepsOtherBits) {
 TEST_F(PluginTest, BadEventMaskFallsBackAndWarns) {
   ASSERT_EQ(RunInChild(
                 [](void* lib) {
-                  Driver<5> drv(Table<5>(lib));
-                  int mask = 0;
-                  CHILD_REQUIRE(drv.Init(&mask) == abi::kSuccess && drv.ctx() != nullptr, 2);
-                  CHILD_REQUIRE(mask == kDefaultMask, 3);
-                  CHILD_REQUIRE(strstr(g_log_text, "NCCL_FLIGHTREC_EVENT_MASK") != nullptr, 4);
-                  drv.Finalize();
-                  return 0;
+                  return InitGivesMask<5>(lib, 0, false, kDefaultMask, "NCCL_FLIGHTREC_EVENT_MASK");
                 },
                 {{"NCCL_FLIGHTREC_EVENT_MASK", "coll"}}),
             0);

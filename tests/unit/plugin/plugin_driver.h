@@ -1,6 +1,6 @@
 // Test helper: drives one ncclProfiler_vN table through NCCL's real call
-// sequences (docs/design/nccl.md §Call sequences v5) with descriptors built from
-// our ABI header, the way the emulator does.
+// sequences (docs/design/nccl.md §Call sequences v5) with the descriptors of
+// the one ABI driver, support/profiler_shim.h, in its raw-descriptor mode.
 #ifndef FLIGHTREC_TESTS_UNIT_PLUGIN_PLUGIN_DRIVER_H_
 #define FLIGHTREC_TESTS_UNIT_PLUGIN_PLUGIN_DRIVER_H_
 
@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstring>
 
+#include "flightrec/record_format.h"
+#include "flightrec/record_names.h"
 #include "plugin/nccl/profiler_abi.h"
+#include "support/profiler_shim.h"
 
 namespace flightrec {
 namespace testing_plugin {
@@ -48,26 +50,12 @@ __attribute__((format(printf, 5, 6))) inline void TestLogger(int level, unsigned
   ++g_log_calls;
 }
 
-// Version traits: table, descriptor and args types of ncclProfiler_vN.
-template <int V>
-struct Api;
-#define FLIGHTREC_TEST_API(N, ARGS)                             \
-  template <>                                                   \
-  struct Api<N> {                                               \
-    using Table = abi::ProfilerV##N;                            \
-    using Descr = abi::EventDescrV##N;                          \
-    using Args = abi::StateArgs##ARGS;                          \
-    static constexpr const char* kSymbol = "ncclProfiler_v" #N; \
-  };
-FLIGHTREC_TEST_API(1, V1)
-FLIGHTREC_TEST_API(2, V1)
-FLIGHTREC_TEST_API(3, V1)
-FLIGHTREC_TEST_API(4, V4)
-FLIGHTREC_TEST_API(5, V4)
-FLIGHTREC_TEST_API(6, V4)
-FLIGHTREC_TEST_API(7, V4)
-#undef FLIGHTREC_TEST_API
+using emu::Api;
 
+// One ncclProfiler_vN table driven as NCCL 2.x of that version does, through
+// the shim's raw-descriptor mode: each event's descriptor is the shim's
+// (support/profiler_shim.h), handed to startEvent as is with the handle
+// preset to a placeholder the plugin must overwrite.
 template <int V>
 class Driver {
  public:
@@ -75,173 +63,137 @@ class Driver {
   using D = typename Api<V>::Descr;
   using A = typename Api<V>::Args;
 
-  explicit Driver(const T* table) : t_(table) {}
+  explicit Driver(const T* table) : shim_(table, V, V), raw_(shim_) {}
 
   abi::Result Init(int* mask) {
-    if constexpr (V <= 3) {
-      return t_->init(&ctx_, mask);
-    } else if constexpr (V == 4) {
-      return t_->init(&ctx_, mask, kCommName, kCommId, 1, kNranks, kRank, TestLogger);
-    } else {
-      return t_->init(&ctx_, kCommId, mask, kCommName, 1, kNranks, kRank, TestLogger);
-    }
+    return static_cast<abi::Result>(
+        shim_.Init(&ctx_, kCommId, mask, kCommName, 1, kNranks, kRank, TestLogger));
   }
   void* ctx() const { return ctx_; }
   void set_ctx(void* c) { ctx_ = c; }
 
-  void* Start(D* d) {
-    void* h = reinterpret_cast<void*>(0xdeadbeef);  // must be overwritten
-    t_->startEvent(ctx_, &h, d);
-    return h;
-  }
-  void Stop(void* h) { t_->stopEvent(h); }
-  void Record(void* h, abi::EventState s, A* args) { t_->recordEventState(h, s, args); }
-  void Finalize() { t_->finalize(ctx_); }
-
-  static D Blank(uint64_t type, void* parent) {
+  // The handle the plugin wrote (never the placeholder when it behaves);
+  // nullptr when the release does not call version V for `e`.
+  void* Start(const emu::EventDesc& e) {
     D d;
-    memset(&d, 0, sizeof(d));
-    d.type = static_cast<decltype(d.type)>(type);
-    d.parentObj = parent;
-    return d;
+    return raw_.Describe(e, &d) ? raw_.Start(ctx_, &d) : nullptr;
   }
+  void Stop(void* h) { raw_.Stop(h); }
+  void Record(void* h, abi::EventState s, A* args) { raw_.Record(h, s, args); }
+  void Finalize() { shim_.Finalize(ctx_); }
 
   // CollApi (v5+) for the AllReduce; nullptr before v5.
   void* StartCollApi(bool graph_captured = false) {
-    if constexpr (V >= 5) {
-      D d = Blank(abi::kProfileCollApi, nullptr);
-      d.collApi.graphCaptured = graph_captured;
-      d.collApi.func = "AllReduce";
-      d.collApi.count = kCollCount;
-      d.collApi.datatype = "ncclFloat32";
-      d.collApi.stream = reinterpret_cast<void*>(kStream);
-      if constexpr (V >= 7) d.collApi.userTag = kUserTag;
-      return Start(&d);
-    }
-    return nullptr;
+    emu::EventDesc e = Op(emu::Ev::kCollApi, kCollCount, format::kTypeFloat32);
+    e.func = format::kFuncAllReduce;
+    e.graph_captured = graph_captured;
+    return Start(e);
   }
 
   void* StartP2pApi(const char* func) {
-    if constexpr (V >= 5) {
-      D d = Blank(abi::kProfileP2pApi, nullptr);
-      d.p2pApi.func = func;
-      d.p2pApi.count = kSendCount;
-      d.p2pApi.datatype = "ncclInt32";
-      d.p2pApi.stream = reinterpret_cast<void*>(kStream);
-      if constexpr (V >= 7) d.p2pApi.userTag = kUserTag;
-      return Start(&d);
-    }
-    return nullptr;
+    emu::EventDesc e = Op(emu::Ev::kP2pApi, kSendCount, format::kTypeInt32);
+    e.func = static_cast<uint8_t>(format::FuncFromName(func));
+    return Start(e);
   }
 
+  // `parent`: the CollApi handle (v5+) or the Group handle (v1-v4).
   void* StartColl(void* parent, uint64_t seq_number = kCollSeq) {
-    D d = Blank(abi::kProfileColl, parent);
-    d.rank = kRank;
-    d.coll.seqNumber = seq_number;
-    d.coll.count = kCollCount;
-    d.coll.root = 0;
-    d.coll.nWarps = kCollWarps;
-    if constexpr (V == 1) {
-      d.coll.func = abi::v1::kFuncAllReduce;
-      d.coll.datatype = abi::v1::kFloat32;
-      d.coll.algo = abi::v1::kAlgoRing;
-      d.coll.proto = abi::v1::kProtoSimple;
-    } else {
-      d.coll.func = "AllReduce";
-      d.coll.datatype = "ncclFloat32";
-      d.coll.algo = "RING";
-      d.coll.proto = "SIMPLE";
-    }
-    if constexpr (V <= 3) {
-      d.coll.name = kCommName;
-      d.coll.commHash = kCommId;
-      d.coll.nMaxChannels = kCollChannels;
-    } else {
-      d.coll.nChannels = kCollChannels;
-    }
-    if constexpr (V >= 7) d.coll.userTag = kUserTag;
-    return Start(&d);
+    emu::EventDesc e = Op(emu::Ev::kColl, kCollCount, format::kTypeFloat32);
+    Parent(&e, parent);
+    e.func = format::kFuncAllReduce;
+    e.seq = seq_number;
+    e.n_channels = kCollChannels;
+    e.n_warps = kCollWarps;
+    e.algo = format::kAlgoRing;
+    e.proto = format::kProtoSimple;
+    return Start(e);
   }
 
   void* StartP2p(void* parent, bool send) {
-    D d = Blank(abi::kProfileP2p, parent);
-    d.rank = kRank;
-    d.p2p.count = kSendCount;
-    d.p2p.peer = send ? kSendPeer : kRecvPeer;
-    if constexpr (V == 1) {
-      d.p2p.func = send ? abi::v1::kFuncSend : abi::v1::kFuncRecv;
-      d.p2p.datatype = abi::v1::kInt32;
-    } else {
-      d.p2p.func = send ? "Send" : "Recv";
-      d.p2p.datatype = "ncclInt32";
-    }
-    if constexpr (V <= 3) {
-      d.p2p.name = kCommName;
-      d.p2p.commHash = kCommId;
-    } else {
-      d.p2p.nChannels = 1;
-    }
-    if constexpr (V >= 7) d.p2p.userTag = kUserTag;
-    return Start(&d);
+    emu::EventDesc e = Op(emu::Ev::kP2p, kSendCount, format::kTypeInt32);
+    Parent(&e, parent);
+    e.func = send ? format::kFuncSend : format::kFuncRecv;
+    e.peer = send ? kSendPeer : kRecvPeer;
+    e.n_channels = 1;
+    return Start(e);
   }
 
   // KernelCh start (v3+); nullptr before v3.
   void* StartKernelCh(void* parent, uint8_t channel) {
-    if constexpr (V >= 3) {
-      D d = Blank(abi::kProfileKernelCh, parent);
-      d.kernelCh.channelId = channel;
-      if constexpr (V >= 4) d.kernelCh.pTimer = kGpuStartBase + channel;
-      return Start(&d);
-    }
-    return nullptr;
+    emu::EventDesc e;
+    e.type = emu::Ev::kKernelCh;
+    e.parent = parent;
+    e.channel_id = channel;
+    e.ptimer = kGpuStartBase + channel;
+    return Start(e);
   }
 
   // KernelChStop (v4+) then stop, as the proxy thread does; v3: stop only.
   void StopKernelCh(void* h, uint8_t channel) {
-    if constexpr (V >= 4) {
-      A args;
-      memset(&args, 0, sizeof(args));
-      args.kernelCh.pTimer = kGpuStopBase + channel;
-      Record(h, abi::kKernelChStop, &args);
-    }
+    emu::StateArgs a;
+    a.ptimer = kGpuStopBase + channel;
+    shim_.Record(h, abi::kKernelChStop, a);
     Stop(h);
   }
 
   void* StartProxyOp(void* parent, int32_t pid) {
-    D d = Blank(abi::kProfileProxyOp, parent);
-    d.rank = kRank;
-    d.proxyOp.pid = pid;
-    d.proxyOp.peer = kSendPeer;
-    d.proxyOp.nSteps = 1;
-    d.proxyOp.isSend = 1;
-    return Start(&d);
+    emu::EventDesc e;
+    e.type = emu::Ev::kProxyOp;
+    e.parent = parent;
+    e.rank = kRank;
+    e.pid = pid;
+    e.peer = kSendPeer;
+    e.n_steps = 1;
+    e.is_send = 1;
+    return Start(e);
   }
 
   // One network step with transSize on SendWait, as net.cc does.
   void NetStep(void* proxy_op) {
-    D d = Blank(abi::kProfileProxyStep, proxy_op);
-    d.proxyStep.step = 0;
-    void* h = Start(&d);
-    Record(h, abi::kProxyStepSendGPUWait, nullptr);
-    A args;
-    memset(&args, 0, sizeof(args));
-    if constexpr (V >= 4) {
-      args.proxyStep.transSize = kStepBytes;
-    } else {
-      args.proxyOp.transSize = kStepBytes;
-    }
-    Record(h, abi::kProxyStepSendWait, &args);
+    emu::EventDesc e;
+    e.type = emu::Ev::kProxyStep;
+    e.parent = proxy_op;
+    void* h = Start(e);
+    emu::StateArgs wait;
+    wait.null_args = true;
+    shim_.Record(h, abi::kProxyStepSendGPUWait, wait);
+    emu::StateArgs sent;
+    sent.trans_size = kStepBytes;
+    shim_.Record(h, abi::kProxyStepSendWait, sent);
     Stop(h);
   }
 
   // GroupApi / Group / KernelLaunch / ProxyCtrl: flightrec declines them.
-  void* StartDeclined(uint64_t type) {
-    D d = Blank(type, nullptr);
-    return Start(&d);
+  void* StartDeclined(emu::Ev type) {
+    emu::EventDesc e;
+    e.type = type;
+    return Start(e);
   }
 
  private:
-  const T* t_;
+  static emu::EventDesc Op(emu::Ev type, uint64_t count, uint8_t datatype) {
+    emu::EventDesc e;
+    e.type = type;
+    e.rank = kRank;
+    e.count = count;
+    e.datatype = datatype;
+    e.stream = reinterpret_cast<void*>(kStream);
+    e.user_tag = kUserTag;
+    e.comm_name = kCommName;
+    e.comm_hash = kCommId;
+    return e;
+  }
+  // NCCL names the Group handle as the parent before v5, the API handle from v5.
+  static void Parent(emu::EventDesc* e, void* parent) {
+    if (V <= 4) {
+      e->parent_group = parent;
+    } else {
+      e->parent = parent;
+    }
+  }
+
+  emu::ProfilerShim shim_;
+  emu::RawProfiler<V> raw_;
   void* ctx_ = nullptr;
 };
 
