@@ -3,7 +3,9 @@
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzer/model/describe.h"
@@ -58,6 +60,15 @@ bool HasDumpBudget(const ProcessSnapshot& s) {
 
 // --- JSON -----------------------------------------------------------------
 
+// One key of a JSON object and its value.
+using JsonField = std::pair<const char*, Json>;
+
+// Adds `fields` to the object `j`, in order: every JSON object below is one
+// such table.
+void Put(Json* j, std::initializer_list<JsonField> fields) {
+  for (const JsonField& f : fields) (*j)[f.first] = f.second;
+}
+
 Json DropsJson(const uint64_t* drops, size_t n) {
   Json j = Json::object();
   for (size_t i = 0; i < n; ++i) {
@@ -84,34 +95,34 @@ Json FlagsJson(uint8_t flags) {
 
 Json RecordJson(const OpRecord& r) {
   Json j;
-  j["slot"] = r.slot_seq;
-  j["op_index"] = r.op_index;
-  j["nccl_seq"] = r.is_p2p() ? Json(nullptr) : Json(r.nccl_seq);
-  j["func"] = format::FuncName(r.func);
-  j["count"] = r.count;
-  j["datatype"] = format::DataTypeName(r.datatype);
-  j["bytes"] = r.bytes;
-  j[r.is_p2p() ? "peer" : "root"] = r.root_or_peer;
-  j["algo"] = format::AlgoName(r.algo);
-  j["proto"] = format::ProtoName(r.proto);
-  j["channels"] = r.n_channels;
-  j["warps"] = r.n_warps;
-  j["state"] = StateName(r.state);
-  j["flags"] = FlagsJson(r.flags);
-  j["user_tag"] = r.user_tag;
-  j["stream"] = Hex(r.stream, 1);
-  j["t_api_ns"] = r.t_api_ns;
-  j["t_enqueue_ns"] = r.t_enqueue_ns;
-  j["t_enqueued_ns"] = r.t_enqueued_ns;
-  j["gpu_start_ns"] = r.gpu_start_ns;
-  j["gpu_end_ns"] = r.gpu_end_ns;
-  j["gpu_start_raw"] = r.gpu_start_raw;
-  j["gpu_end_raw"] = r.gpu_end_raw;
-  j["channels_started"] = r.channels_started;
-  j["channels_stopped"] = r.channels_stopped;
-  j["proxy_ops_started"] = r.proxy_ops_started;
-  j["proxy_ops_stopped"] = r.proxy_ops_stopped;
-  j["net_bytes"] = r.net_bytes;
+  Put(&j, {{"slot", r.slot_seq},
+           {"op_index", r.op_index},
+           {"nccl_seq", r.is_p2p() ? Json(nullptr) : Json(r.nccl_seq)},
+           {"func", format::FuncName(r.func)},
+           {"count", r.count},
+           {"datatype", format::DataTypeName(r.datatype)},
+           {"bytes", r.bytes},
+           {r.is_p2p() ? "peer" : "root", r.root_or_peer},
+           {"algo", format::AlgoName(r.algo)},
+           {"proto", format::ProtoName(r.proto)},
+           {"channels", r.n_channels},
+           {"warps", r.n_warps},
+           {"state", StateName(r.state)},
+           {"flags", FlagsJson(r.flags)},
+           {"user_tag", r.user_tag},
+           {"stream", Hex(r.stream, 1)},
+           {"t_api_ns", r.t_api_ns},
+           {"t_enqueue_ns", r.t_enqueue_ns},
+           {"t_enqueued_ns", r.t_enqueued_ns},
+           {"gpu_start_ns", r.gpu_start_ns},
+           {"gpu_end_ns", r.gpu_end_ns},
+           {"gpu_start_raw", r.gpu_start_raw},
+           {"gpu_end_raw", r.gpu_end_raw},
+           {"channels_started", r.channels_started},
+           {"channels_stopped", r.channels_stopped},
+           {"proxy_ops_started", r.proxy_ops_started},
+           {"proxy_ops_stopped", r.proxy_ops_stopped},
+           {"net_bytes", r.net_bytes}});
   return j;
 }
 
@@ -123,21 +134,21 @@ size_t FirstShown(size_t n, int64_t limit) {
 
 Json CommJson(const CommSnapshot& c, int64_t limit) {
   Json j;
-  j["region"] = c.region_index;
-  j["comm_id"] = Hex(c.comm_id, 16);
-  j["name"] = c.name;
-  j["rank"] = c.rank;
-  j["nranks"] = c.nranks;
-  j["nnodes"] = c.nnodes;
-  j["state"] = RegionStateName(c.state);
-  j["generation"] = c.generation;
-  j["head"] = c.head;
-  j["capacity"] = c.capacity;
-  j["overwritten"] = c.overwritten;
-  j["coll_count"] = c.coll_count;
-  j["p2p_count"] = c.p2p_count;
-  j["torn"] = c.torn;
-  j["drops"] = DropsJson(c.drops.data(), kRegionDrops);
+  Put(&j, {{"region", c.region_index},
+           {"comm_id", Hex(c.comm_id, 16)},
+           {"name", c.name},
+           {"rank", c.rank},
+           {"nranks", c.nranks},
+           {"nnodes", c.nnodes},
+           {"state", RegionStateName(c.state)},
+           {"generation", c.generation},
+           {"head", c.head},
+           {"capacity", c.capacity},
+           {"overwritten", c.overwritten},
+           {"coll_count", c.coll_count},
+           {"p2p_count", c.p2p_count},
+           {"torn", c.torn},
+           {"drops", DropsJson(c.drops.data(), kRegionDrops)}});
   Json records = Json::array();
   for (size_t i = FirstShown(c.records.size(), limit); i < c.records.size(); ++i) {
     records.push_back(RecordJson(c.records[i]));
@@ -148,45 +159,45 @@ Json CommJson(const CommSnapshot& c, int64_t limit) {
 
 Json HeaderJson(const ProcessSnapshot& s) {
   Json h;
-  h["version"] = Format("%u.%u", s.version_major, s.version_minor);
-  h["pid"] = s.pid;
-  h["host"] = s.host;
-  h["job_id"] = s.job_id;
-  h["plugin_version"] = s.plugin_version;
-  h["nccl_version"] = s.nccl_version;
-  h["gpu_uuid"] = s.gpu_uuid;
-  h["gpu_pci_bus_id"] = s.gpu_pci_bus_id;
-  h["cuda_device"] = s.cuda_device;
-  h["api_version"] = s.api_version;
-  h["clock_source"] = ClockSourceName(s.clock_source);
-  h["process_state"] = ProcessStateName(s.process_state);
-  h["created_wall_ns"] = s.created_wall_ns;
-  h["heartbeat_wall_ns"] = s.heartbeat_wall_ns;
-  h["heartbeat_count"] = s.heartbeat_count;
-  h["watchdog_timeout_ns"] = s.watchdog_timeout_ns;
-  h["watchdog_poll_ns"] = s.watchdog_poll_ns;
-  h["dumps_sealed"] = s.dumps_sealed;
+  Put(&h, {{"version", Format("%u.%u", s.version_major, s.version_minor)},
+           {"pid", s.pid},
+           {"host", s.host},
+           {"job_id", s.job_id},
+           {"plugin_version", s.plugin_version},
+           {"nccl_version", s.nccl_version},
+           {"gpu_uuid", s.gpu_uuid},
+           {"gpu_pci_bus_id", s.gpu_pci_bus_id},
+           {"cuda_device", s.cuda_device},
+           {"api_version", s.api_version},
+           {"clock_source", ClockSourceName(s.clock_source)},
+           {"process_state", ProcessStateName(s.process_state)},
+           {"created_wall_ns", s.created_wall_ns},
+           {"heartbeat_wall_ns", s.heartbeat_wall_ns},
+           {"heartbeat_count", s.heartbeat_count},
+           {"watchdog_timeout_ns", s.watchdog_timeout_ns},
+           {"watchdog_poll_ns", s.watchdog_poll_ns},
+           {"dumps_sealed", s.dumps_sealed}});
   // Format 1.2's dump budget, only when the file has one: a file of an older
   // format shows no budget.
   if (HasDumpBudget(s)) {
     Json b;
-    b["max_dumps"] = s.max_dumps;
-    b["open"] = s.dumps_open;
-    b["released"] = s.dumps_released;
-    b["absorbed"] = s.dumps_absorbed;
-    b["refused"] = s.dumps_refused;
-    b["last_refused_reason"] = DumpReasonName(s.last_refused_reason);
-    b["last_refused_mono_ns"] = s.last_refused_mono_ns;
+    Put(&b, {{"max_dumps", s.max_dumps},
+             {"open", s.dumps_open},
+             {"released", s.dumps_released},
+             {"absorbed", s.dumps_absorbed},
+             {"refused", s.dumps_refused},
+             {"last_refused_reason", DumpReasonName(s.last_refused_reason)},
+             {"last_refused_mono_ns", s.last_refused_mono_ns}});
     h["dump_budget"] = std::move(b);
   }
-  h["max_regions"] = s.max_regions;
-  h["region_capacity"] = s.region_capacity;
-  h["file_size"] = s.file_size;
-  h["dump_reason"] = DumpReasonName(s.dump_reason);
-  h["dump_sequence"] = s.dump_sequence;
-  h["dump_wall_ns"] = s.dump_wall_ns;
-  h["dump_detail"] = s.dump_detail;
-  h["disable_reason"] = s.disable_reason;
+  Put(&h, {{"max_regions", s.max_regions},
+           {"region_capacity", s.region_capacity},
+           {"file_size", s.file_size},
+           {"dump_reason", DumpReasonName(s.dump_reason)},
+           {"dump_sequence", s.dump_sequence},
+           {"dump_wall_ns", s.dump_wall_ns},
+           {"dump_detail", s.dump_detail},
+           {"disable_reason", s.disable_reason}});
   return h;
 }
 
@@ -194,11 +205,11 @@ Json HeaderJson(const ProcessSnapshot& s) {
 
 Json ShowJson(const ProcessSnapshot& s, int64_t limit) {
   Json j;
-  j["schema"] = kShowSchema;
-  j["path"] = s.path;
-  j["kind"] = DescribeFileKind(s);
-  j["header"] = HeaderJson(s);
-  j["drops"] = DropsJson(s.drops.data(), s.drops.size());
+  Put(&j, {{"schema", kShowSchema},
+           {"path", s.path},
+           {"kind", DescribeFileKind(s)},
+           {"header", HeaderJson(s)},
+           {"drops", DropsJson(s.drops.data(), s.drops.size())}});
   Json comms = Json::array();
   for (const CommSnapshot& c : s.comms) comms.push_back(CommJson(c, limit));
   j["comms"] = std::move(comms);
