@@ -91,15 +91,17 @@ class PluginTest : public ::testing::Test {
     return WEXITSTATUS(status);
   }
 
-  bool LoadRing(RingImage* ring, int* region) {
+  // Loads the ring the child left and names its one claimed region.
+  bool LoadRing(RingImage* ring, uint32_t* region) {
     std::string error;
     if (!ring->Load(dir_, &error)) {
       ADD_FAILURE() << error;
       return false;
     }
-    *region = ring->OnlyUsedRegion();
-    if (*region < 0) ADD_FAILURE() << "expected exactly one claimed region";
-    return *region >= 0;
+    const int used = ring->OnlyUsedRegion();
+    if (used < 0) ADD_FAILURE() << "expected exactly one claimed region";
+    *region = static_cast<uint32_t>(used);
+    return used >= 0;
   }
 
   std::string dir_;
@@ -243,13 +245,13 @@ void CheckCollAndSendRecv(const RingImage& ring, uint32_t region) {
   EXPECT_EQ(recv.gpu_end_raw, V >= 4 ? kGpuStopBase : 0u);
 }
 
-#define FLIGHTREC_VERSION_TEST(N)                                 \
-  TEST_F(PluginTest, CollAndSendRecvV##N) {                       \
-    ASSERT_EQ(RunInChild(DriveCollAndSendRecv<N>), 0);            \
-    RingImage ring;                                               \
-    int region = -1;                                              \
-    ASSERT_TRUE(LoadRing(&ring, &region));                        \
-    CheckCollAndSendRecv<N>(ring, static_cast<uint32_t>(region)); \
+#define FLIGHTREC_VERSION_TEST(N)                      \
+  TEST_F(PluginTest, CollAndSendRecvV##N) {            \
+    ASSERT_EQ(RunInChild(DriveCollAndSendRecv<N>), 0); \
+    RingImage ring;                                    \
+    uint32_t region = 0;                               \
+    ASSERT_TRUE(LoadRing(&ring, &region));             \
+    CheckCollAndSendRecv<N>(ring, region);             \
   }
 FLIGHTREC_VERSION_TEST(1)
 FLIGHTREC_VERSION_TEST(2)
@@ -285,15 +287,15 @@ TEST_F(PluginTest, NullParentAndForeignPointers) {
             }),
             0);
   RingImage ring;
-  int region = -1;
+  uint32_t region = 0;
   ASSERT_TRUE(LoadRing(&ring, &region));
   EXPECT_EQ(ring.header().drops[format::kDropForeignHandle], 3u);
-  const format::Record coll = ring.Record(static_cast<uint32_t>(region), 0);
+  const format::Record coll = ring.Record(region, 0);
   ASSERT_TRUE(RingImage::Valid(coll, 0));
   EXPECT_EQ(coll.flags & format::kFlagHasApi, 0);
   EXPECT_EQ(coll.t_api_ns, 0u);
   EXPECT_EQ(coll.state, format::kOpEnqueued);
-  EXPECT_EQ(ring.Region(static_cast<uint32_t>(region)).head, 1u);
+  EXPECT_EQ(ring.Region(region).head, 1u);
 }
 
 // A KernelCh whose op was overwritten by 64 newer ops (ring of 64) changes
@@ -315,13 +317,13 @@ TEST_F(PluginTest, StaleHandleAfterWrap) {
             }),
             0);
   RingImage ring;
-  int region = -1;
+  uint32_t region = 0;
   ASSERT_TRUE(LoadRing(&ring, &region));
   ASSERT_EQ(ring.header().region_capacity, 64u);
-  const format::RegionDesc rd = ring.Region(static_cast<uint32_t>(region));
+  const format::RegionDesc rd = ring.Region(region);
   EXPECT_EQ(rd.head, 65u);
   EXPECT_GE(rd.drops[format::kDropStaleHandle], 3u);  // KernelCh start, stop, Coll stop
-  const format::Record newest = ring.Record(static_cast<uint32_t>(region), 64);
+  const format::Record newest = ring.Record(region, 64);
   ASSERT_TRUE(RingImage::Valid(newest, 64));
   EXPECT_EQ(newest.nccl_seq, 64u);
   EXPECT_EQ(newest.channels_started, 0);
@@ -350,14 +352,14 @@ TEST_F(PluginTest, AGraphReplayKeepsItsFlagAfterItsApiEntryIsRecycled) {
             }),
             0);
   RingImage ring;
-  int region = -1;
+  uint32_t region = 0;
   ASSERT_TRUE(LoadRing(&ring, &region));
-  const format::Record replay = ring.Record(static_cast<uint32_t>(region), 0);
+  const format::Record replay = ring.Record(region, 0);
   ASSERT_TRUE(RingImage::Valid(replay, 0));
   EXPECT_EQ(replay.flags & (format::kFlagGraphCaptured | format::kFlagHasApi),
             format::kFlagGraphCaptured);
   EXPECT_EQ(replay.t_api_ns, 0u);
-  const format::Record stale = ring.Record(static_cast<uint32_t>(region), 1);
+  const format::Record stale = ring.Record(region, 1);
   ASSERT_TRUE(RingImage::Valid(stale, 1));
   EXPECT_EQ(stale.flags & (format::kFlagGraphCaptured | format::kFlagHasApi), 0);
   EXPECT_EQ(ring.header().drops[format::kDropNoApiSlot], 1u);
@@ -407,13 +409,13 @@ TEST_F(PluginTest, ForeignProxyOpPidDeclined) {
             }),
             0);
   RingImage ring;
-  int region = -1;
+  uint32_t region = 0;
   ASSERT_TRUE(LoadRing(&ring, &region));
   // Counted apart from garbage handles: PXN is normal on multi-node jobs.
   EXPECT_EQ(ring.header().drops[format::kDropPxnForeign], 1u);
   EXPECT_EQ(ring.header().drops[format::kDropForeignHandle], 0u);
   EXPECT_GE(ring.header().version_minor, 1);  // kDropPxnForeign arrived with format 1.1
-  const format::Record coll = ring.Record(static_cast<uint32_t>(region), 0);
+  const format::Record coll = ring.Record(region, 0);
   ASSERT_TRUE(RingImage::Valid(coll, 0));
   EXPECT_EQ(coll.proxy_ops_started, 1);
   EXPECT_EQ(coll.net_bytes, 0u);
