@@ -42,7 +42,7 @@ int MaxProfilerApi(const NcclVersion& v) {
 }
 
 std::vector<int> SymbolLookupOrder(const NcclVersion& v, int forced_api) {
-  if (forced_api >= 1 && forced_api <= 7) return {forced_api};
+  if (forced_api >= 1 && forced_api <= kNewestProfilerApi) return {forced_api};
   std::vector<int> order;
   for (int api = MaxProfilerApi(v); api >= 1; --api) order.push_back(api);
   return order;

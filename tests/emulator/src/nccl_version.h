@@ -26,13 +26,16 @@ struct NcclVersion {
 // with v7). Returns false with a message for anything else.
 bool ParseNcclVersion(const std::string& text, NcclVersion* out, std::string* error);
 
+// The newest profiler API any release the emulator knows looks up.
+constexpr int kNewestProfilerApi = 7;
+
 // Newest ncclProfiler_vN symbol this release looks up (nccl.md §Versions): 2.23 -> 1,
 // 2.24/2.25 -> 2, 2.26 -> 3, 2.27 -> 4, 2.28 -> 5, 2.29/2.30 -> 6, 2.31+ -> 7.
 // It is also the release's native API (events it can produce).
 int MaxProfilerApi(const NcclVersion& v);
 
 // Symbol versions in lookup order: newest first, or only `forced_api` when
-// it is 1..7 (the emulator's --api override).
+// it is 1..kNewestProfilerApi (the emulator's --api override).
 std::vector<int> SymbolLookupOrder(const NcclVersion& v, int forced_api);
 
 // One dlopen attempt. `use_null` means dlopen(NULL) (the STATIC_PLUGIN quirk).

@@ -82,8 +82,8 @@ bool Validate(Options* o, std::string* error) {
     *error = "--pxn needs several nodes of at least 2 ranks (2 <= --ranks-per-node < --ranks)";
     return false;
   }
-  if (o->api < 0 || o->api > 7) {
-    *error = "--api must be 1..7";
+  if (o->api < 0 || o->api > kNewestProfilerApi) {
+    *error = "--api must be 1.." + std::to_string(kNewestProfilerApi);
     return false;
   }
   if (o->ops < 0) {
@@ -222,7 +222,8 @@ bool ParseOptions(const std::vector<std::string>& args, Options* o, std::string*
     } else if (key == "--ranks-per-node") {
       ok = ToInt64(v, &n) && (o->ranks_per_node = static_cast<int>(n), true);
     } else if (key == "--api") {
-      ok = ToInt64(v, &n) && n >= 1 && n <= 7 && (o->api = static_cast<int>(n), true);
+      ok = ToInt64(v, &n) && n >= 1 && n <= kNewestProfilerApi &&
+           (o->api = static_cast<int>(n), true);
     } else if (key == "--nccl-version") {
       if (!ParseNcclVersion(v, &o->nccl_version, error)) return false;
     } else if (key == "--graph-replays") {

@@ -1,5 +1,6 @@
-# cmake -DLIB=<plugin.so> -P check_exports.cmake
-# The plugin's defined dynamic symbols must be exactly ncclProfiler_v1..v7.
+# cmake -DLIB=<plugin.so> -DTABLES=ncclProfiler_v1,...,ncclProfiler_vN -P check_exports.cmake
+# The plugin's defined dynamic symbols must be exactly TABLES, one table per
+# version declared in plugin/nccl/.
 execute_process(COMMAND nm -D --defined-only ${LIB}
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -13,8 +14,11 @@ foreach(line IN LISTS lines)
   endif()
 endforeach()
 list(SORT found)
-set(expected ncclProfiler_v1 ncclProfiler_v2 ncclProfiler_v3 ncclProfiler_v4
-    ncclProfiler_v5 ncclProfiler_v6 ncclProfiler_v7)
+string(REPLACE "," ";" expected "${TABLES}")
+list(SORT expected)
+if(expected STREQUAL "")
+  message(FATAL_ERROR "no TABLES given")
+endif()
 if(NOT found STREQUAL expected)
   message(FATAL_ERROR "${LIB}: defined dynamic symbols are\n  ${found}\nexpected exactly\n  ${expected}")
 endif()
