@@ -17,7 +17,8 @@ const char* const kPositionGridStyle =
     "table.grid td,table.grid th{border:none;padding:3px 6px;font-size:.85em}"
     "table.grid th{background:#f2f2f2;text-align:center;font-weight:normal}"
     "table.grid th.focus{background:#333;color:#fff;font-weight:bold}"
-    "table.grid .fn{font-size:.85em}"
+    "table.grid .fn{font-size:.85em}table.grid .sub{font-size:.85em;color:#666}"
+    ".grid-title{margin-top:1.2em}"
     "table.grid td.host{background:#f7f7f7;font-family:monospace;white-space:nowrap}"
     "table.grid td.who{font-family:monospace;white-space:nowrap}"
     "table.grid td.pos{color:#444;white-space:nowrap}"
@@ -63,7 +64,7 @@ const char* CellText(GridCell c) {
     case GridCell::kRunning:
       return "on GPU";
     case GridCell::kEnqueued:
-      return "queued";
+      return "enqueued";
     case GridCell::kNever:
       return "never";
     case GridCell::kUnknown:
@@ -195,7 +196,7 @@ class Renderer {
 
   std::string Caption() const {
     const analysis::CommGroup& group = index_.groups()[g_.group];
-    std::string s = "<p>" + HtmlText(analysis::CommLabel(group)) + " (" +
+    std::string s = "<p class=\"grid-title\">" + HtmlText(analysis::CommLabel(group)) + " (" +
                     std::to_string(g_.members.size()) + " ranks) around " +
                     HtmlText(analysis::OpLabel(g_.op)) + ".";
     for (const GridMember& m : g_.members) {
@@ -215,6 +216,13 @@ class Renderer {
     if (m.global_rank == m.rank && m.widest_comm == group.name) return "";
     return "; " + HtmlEscape(group.name.empty() ? analysis::HexId(group.comm_id) : group.name) +
            " rank " + std::to_string(m.rank);
+  }
+
+  // " (tp1 rank 2)" beside the global rank, when it says something.
+  std::string CommRank(const GridMember& m) const {
+    const std::string member = m.process >= 0 ? Member(m) : "";
+    if (member.empty()) return "";
+    return " <span class=\"sub\">(" + member.substr(2) + ")</span>";
   }
 
   std::string ColumnHead(size_t c) const {
@@ -259,8 +267,7 @@ class Renderer {
     }
     s += "<td class=\"who\">" +
          std::string(m.culprit ? "<span class=\"badge\">culprit</span>" : "") +
-         HtmlEscape(RankText(m)) +
-         (m.process >= 0 ? "<span class=\"fn\">" + Member(m) + "</span>" : "") + "</td>";
+         HtmlEscape(RankText(m)) + CommRank(m) + "</td>";
     s +=
         Cells(m, RankText(m)) + "<td class=\"pos\">" + HtmlText(Position(m, true)) + "</td></tr>\n";
     return s;
@@ -299,8 +306,11 @@ class Renderer {
 }  // namespace
 
 std::string PositionGridHtml(const analysis::JobIndex& index, const PositionGrid& grid) {
-  std::string s = Renderer(index, grid).Html();
-  s += "<p class=\"legend\">";
+  return Renderer(index, grid).Html();
+}
+
+std::string PositionGridLegend() {
+  std::string s = "<p class=\"legend\">";
   for (GridCell c : {GridCell::kDone, GridCell::kRunning, GridCell::kEnqueued, GridCell::kNever,
                      GridCell::kUnknown}) {
     s += std::string("<span class=\"swatch c ") + CellClass(c) + "\"></span>" +

@@ -25,6 +25,8 @@ constexpr size_t kGridMaxRows = 40;
 extern const char* const kPositionGridStyle;
 
 std::string PositionGridHtml(const analysis::JobIndex& index, const analysis::PositionGrid& grid);
+// What the colours mean, once under the grids.
+std::string PositionGridLegend();
 
 }  // namespace report
 }  // namespace flightrec

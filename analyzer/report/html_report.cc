@@ -146,6 +146,13 @@ std::string HtmlReport(const ReportInput& in, const analysis::JobProgress& progr
                   kPositionGridStyle +
                   "</style></head><body>\n<h1>flightrec report</h1>\n<p class=\"verdict\">" +
                   HtmlText(Headline(in)) + "</p>\n";
+  const std::vector<analysis::PositionGrid> grids =
+      analysis::RootCauseGrids(in.index, in.analysis, progress);
+  if (!grids.empty()) {
+    s += "<h2>Where every rank is</h2>\n";
+    for (const analysis::PositionGrid& g : grids) s += PositionGridHtml(in.index, g);
+    s += PositionGridLegend();
+  }
   if (!a.findings.empty()) {
     s += "<h2>Findings</h2>\n<table><tr><th>kind</th><th>comm</th><th>op</th><th>confidence</th>"
          "<th>evidence</th></tr>\n";
@@ -159,12 +166,6 @@ std::string HtmlReport(const ReportInput& in, const analysis::JobProgress& progr
            HtmlText(f.summary) + "</td></tr>\n";
     }
     s += "</table>\n";
-  }
-  const std::vector<analysis::PositionGrid> grids =
-      analysis::RootCauseGrids(in.index, in.analysis, progress);
-  if (!grids.empty()) {
-    s += "<h2>Where every rank is</h2>\n";
-    for (const analysis::PositionGrid& g : grids) s += PositionGridHtml(in.index, g);
   }
   s += "<h2>Timeline (newest ops per process)</h2>\n" + Timeline(in, progress);
   s += "<h2>Inputs</h2>\n<p>" + std::to_string(in.inputs.read.size()) + " files read, " +

@@ -63,7 +63,7 @@ TEST(PositionGridTest, MarksTheCulpritNeverEnqueuedWhileItsPeersWait) {
             std::string::npos)
       << html;
   EXPECT_NE(html.find("<tr class=\"culprit\"><td class=\"who\"><span class=\"badge\">culprit</span>"
-                      "rank 5<span class=\"fn\">; tp1 rank 1</span>"),
+                      "rank 5 <span class=\"sub\">(tp1 rank 1)</span>"),
             std::string::npos)
       << html;
   EXPECT_NE(html.find("<b>host-0, global rank 5</b> (pid 4005; tp1 rank 1)"), std::string::npos)
