@@ -42,7 +42,8 @@ GridCell CellOf(const JobIndex& index, int32_t group, const GridMember& m, uint6
   if (op < index.FirstCollIndex(group, rank)) return GridCell::kUnknown;
   // Newer than the oldest held: never enqueued, unless a newer op is held
   // (the record in between was torn).
-  return m.newest > static_cast<int64_t>(op) ? GridCell::kUnknown : GridCell::kNever;
+  const bool newer = m.newest >= 0 && static_cast<uint64_t>(m.newest) > op;
+  return newer ? GridCell::kUnknown : GridCell::kNever;
 }
 
 // The member's newest done and newest held collective of the comm.
@@ -133,9 +134,11 @@ PositionGrid BuildPositionGrid(const JobIndex& index, const Analysis& analysis,
   int64_t newest = -1;
   for (const GridMember& m : grid.members) newest = std::max(newest, m.newest);
   const uint64_t first = op_index > kGridOpsBefore ? op_index - kGridOpsBefore : 0;
-  uint64_t last = op_index + kGridOpsAfter;
+  // Op indices come from files: no wrap at the top of the range.
+  uint64_t last = op_index > UINT64_MAX - kGridOpsAfter ? UINT64_MAX : op_index + kGridOpsAfter;
   if (newest >= 0) last = std::min(last, std::max(op_index, static_cast<uint64_t>(newest)));
-  for (uint64_t i = first; i <= last; ++i) {
+  for (uint64_t k = 0; k <= last - first; ++k) {
+    const uint64_t i = first + k;
     GridColumn col;
     col.index = i;
     for (int32_t rank = 0; rank < static_cast<int32_t>(g.members.size()); ++rank) {

@@ -120,6 +120,21 @@ TEST(PositionGridTest, RowsAreCappedWhenPositionsDiffer) {
   EXPECT_NE(html.find("… 24 more ranks in 24 other positions"), std::string::npos) << html;
 }
 
+// Op indices come from files: one at the top of the range draws its
+// column and no other.
+TEST(PositionGridTest, AnOpIndexAtTheTopOfTheRangeDoesNotWrap) {
+  JobSpec spec;
+  spec.fault = Fault::kStuckBeforeOp;
+  spec.op = 6;
+  Analyzed a(MakeJob(spec));
+  const analysis::JobProgress progress = analysis::ComputeProgress(a.index, {});
+  const analysis::PositionGrid g =
+      analysis::BuildPositionGrid(a.index, a.result, progress, 0, UINT64_MAX);
+  ASSERT_EQ(g.columns.size(), analysis::kGridOpsBefore + 1);
+  EXPECT_EQ(g.columns[g.focus].index, UINT64_MAX);
+  for (const analysis::GridMember& m : g.members) EXPECT_EQ(m.cells[g.focus], GridCell::kNever);
+}
+
 TEST(HtmlTextTest, EscapesAndTurnsCodeSpansIntoCodeElements) {
   EXPECT_EQ(report::HtmlText("comm `tp1` <b>&'\""),
             "comm <code>tp1</code> &lt;b&gt;&amp;&#39;&quot;");
