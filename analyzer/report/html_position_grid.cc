@@ -80,8 +80,28 @@ std::string RankText(const GridMember& m) {
 }
 
 // "0–4, 6, 8–1023", at most `max_ranges` ranges then "… (N more)".
+// Evenly spaced ranks (a DP comm's members) read "4, 12, …, 1020 (step 8)",
+// with up to 3 holes named ("step 8, not 700").
 std::string Ranges(std::vector<int32_t> ranks, size_t max_ranges = 6) {
   std::sort(ranks.begin(), ranks.end());
+  if (ranks.size() > 3 && ranks[1] - ranks[0] > 1) {
+    const int64_t step = static_cast<int64_t>(ranks[1]) - ranks[0];
+    std::vector<int64_t> holes;
+    bool even = true;
+    for (size_t i = 2; i < ranks.size() && even; ++i) {
+      const int64_t gap = static_cast<int64_t>(ranks[i]) - ranks[i - 1];
+      even = gap % step == 0 && gap > 0 && holes.size() + static_cast<size_t>(gap / step) <= 4;
+      for (int64_t h = ranks[i - 1] + step; even && h < ranks[i]; h += step) holes.push_back(h);
+    }
+    if (even) {
+      std::string s = std::to_string(ranks[0]) + ", " + std::to_string(ranks[1]) + ", …, " +
+                      std::to_string(ranks.back()) + " (step " + std::to_string(step);
+      for (size_t h = 0; h < holes.size(); ++h) {
+        s += (h == 0 ? ", not " : ", ") + std::to_string(holes[h]);
+      }
+      return s + ")";
+    }
+  }
   std::string s;
   size_t ranges = 0, shown = 0;
   for (size_t i = 0; i < ranks.size();) {

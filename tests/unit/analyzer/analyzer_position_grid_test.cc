@@ -135,6 +135,29 @@ TEST(PositionGridTest, AnOpIndexAtTheTopOfTheRangeDoesNotWrap) {
   for (const analysis::GridMember& m : g.members) EXPECT_EQ(m.cells[g.focus], GridCell::kNever);
 }
 
+// 1,024 ranks, TP=8: rank 700 (tp87 rank 4, dp4 rank 87) never enqueues
+// its TP AllReduce #2. In dp4 (128 ranks, every 8th) the others share a
+// row named by their stride.
+TEST(PositionGridTest, EvenlySpacedRanksAreNamedByTheirStep) {
+  JobSpec spec;
+  spec.nranks = 1024;
+  spec.tp = 8;
+  spec.fault = Fault::kStuckBeforeOp;
+  spec.rank = 700;
+  spec.op = 6;
+  Analyzed a(MakeJob(spec));
+  const analysis::JobProgress progress = analysis::ComputeProgress(a.index, {});
+  const auto grids = analysis::RootCauseGrids(a.index, a.result, progress);
+  ASSERT_EQ(grids.size(), 2u);
+  EXPECT_EQ(a.index.groups()[grids[1].group].name, "dp4");
+  const std::string html = report::PositionGridHtml(a.index, grids[1]);
+  EXPECT_NE(html.find("ranks 4, 12, …, 1020 (step 8, not 700) on 127 hosts: identical"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<b>host-87, global rank 700</b> (pid 4700; dp4 rank 87)"), std::string::npos)
+      << html;
+}
+
 TEST(HtmlTextTest, EscapesAndTurnsCodeSpansIntoCodeElements) {
   EXPECT_EQ(report::HtmlText("comm `tp1` <b>&'\""),
             "comm <code>tp1</code> &lt;b&gt;&amp;&#39;&quot;");
