@@ -96,8 +96,9 @@ TEST(ReportBrowser, AScriptErrorReachesTheLog) {
   RunShell("rm -rf '" + dir + "'");
 }
 
-// Rank 6 stops before TP AllGather #185 (comm tp1, where it is rank 2): the
-// report's grid marks its row with its host and global rank.
+// Rank 6 stops before op 185 of the schedule, a TP AllGather (comm tp1, where
+// it is rank 2): the report's grid of tp1 marks its row with its host and
+// global rank.
 TEST(ReportBrowser, TheHtmlReportOfAHangShowsWhereEveryRankIs) {
   constexpr int kCulprit = 6;
   constexpr int kOp = 8 * 23 + 1;
@@ -128,12 +129,16 @@ TEST(ReportBrowser, TheHtmlReportOfAHangShowsWhereEveryRankIs) {
   EXPECT_TRUE(ConsoleErrors(dom.err).empty()) << Joined(ConsoleErrors(dom.err));
   // The grid, its stuck column, and the culprit's row: host and global rank.
   EXPECT_NE(dom.out.find("<table class=\"grid\">"), std::string::npos) << dom.out;
-  const size_t focus = dom.out.find("<th class=\"focus\"");
+  // The grid of tp1 (its other comm, dp2, has one too; the two root causes
+  // may come in either order).
+  const size_t grid = dom.out.find("<p class=\"grid-title\">comm <code>tp1</code> (4 ranks)");
+  ASSERT_NE(grid, std::string::npos) << dom.out;
+  const size_t focus = dom.out.find("<th class=\"focus\"", grid);
   ASSERT_NE(focus, std::string::npos) << dom.out;
   EXPECT_NE(dom.out.substr(focus, dom.out.find("</th>", focus) - focus).find("AllGather"),
             std::string::npos)
       << dom.out;
-  const size_t row = dom.out.find("<tr class=\"culprit\">");
+  const size_t row = dom.out.find("<tr class=\"culprit\">", focus);
   ASSERT_NE(row, std::string::npos) << dom.out;
   const std::string culprit_row = dom.out.substr(row, dom.out.find("</tr>", row) - row);
   EXPECT_NE(culprit_row.find("</span>rank " + std::to_string(kCulprit) + " "), std::string::npos)
