@@ -1,6 +1,9 @@
-// A single self-contained HTML file: the verdict, the findings and an inline
-// SVG with a per-process timeline of the last ops around the hang. Nothing
-// is loaded from anywhere (no scripts, fonts, images or stylesheets).
+// A single self-contained HTML file: the verdict, the findings, where every
+// rank of the root cause's communicators stands around the stuck op
+// (html_position_grid.h) and an inline SVG with a per-process timeline of
+// the last ops around the hang. Nothing is loaded from anywhere (no
+// scripts, fonts, images or stylesheets); everything read from files is
+// escaped (html_text.h).
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -8,6 +11,9 @@
 #include <vector>
 
 #include "analyzer/model/describe.h"
+#include "analyzer/model/position_grid.h"
+#include "analyzer/report/html_position_grid.h"
+#include "analyzer/report/html_text.h"
 #include "analyzer/report/report.h"
 #include "flightrec/record_format.h"
 #include "flightrec/record_names.h"
@@ -21,32 +27,6 @@ constexpr size_t kOpsPerRow = 12;    // newest ops per process
 constexpr double kLabelWidth = 260;  // px
 constexpr double kPlotWidth = 900;   // px
 constexpr double kRowHeight = 18;    // px
-
-std::string Esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 struct Bar {
   size_t row;
@@ -125,7 +105,8 @@ std::string Timeline(const ReportInput& in, const analysis::JobProgress& progres
     std::snprintf(buf, sizeof(buf), "<text x=\"4\" y=\"%.0f\" class=\"%s\">",
                   kRowHeight * static_cast<double>(row + 1) - 5,
                   culprits.count(rows[row]) ? "culprit" : "lbl");
-    s += buf + Esc(analysis::ProcessLabel(p) + (rank >= 0 ? " r" + std::to_string(rank) : "")) +
+    s += buf +
+         HtmlEscape(analysis::ProcessLabel(p) + (rank >= 0 ? " r" + std::to_string(rank) : "")) +
          "</text>\n";
   }
   for (const Bar& b : bars) {
@@ -138,10 +119,10 @@ std::string Timeline(const ReportInput& in, const analysis::JobProgress& progres
                   "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" class=\"%s\">", x,
                   kRowHeight * static_cast<double>(b.row) + 3, w, kRowHeight - 6, cls);
     s += buf;
-    s += "<title>" + Esc(b.label) + "</title></rect>\n";
+    s += "<title>" + HtmlEscape(b.label) + "</title></rect>\n";
   }
-  s += "</svg>\n<p class=\"legend\">Window " + Esc(analysis::IsoTime(lo)) + " to " +
-       Esc(analysis::IsoTime(hi)) + " (" + Esc(analysis::Seconds(span)) +
+  s += "</svg>\n<p class=\"legend\">Window " + HtmlEscape(analysis::IsoTime(lo)) + " to " +
+       HtmlEscape(analysis::IsoTime(hi)) + " (" + HtmlEscape(analysis::Seconds(span)) +
        "). Green: done; orange: running on the GPU; red: enqueued, never started. Unfinished "
        "ops extend to the snapshot time.</p>\n";
   return s;
@@ -162,8 +143,16 @@ std::string HtmlReport(const ReportInput& in, const analysis::JobProgress& progr
   const analysis::Analysis& a = in.analysis;
   std::string s = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>flightrec: " +
                   std::string(analysis::VerdictName(a.verdict)) + "</title><style>" + kStyle +
+                  kPositionGridStyle +
                   "</style></head><body>\n<h1>flightrec report</h1>\n<p class=\"verdict\">" +
-                  Esc(Headline(in)) + "</p>\n";
+                  HtmlText(Headline(in)) + "</p>\n";
+  const std::vector<analysis::PositionGrid> grids =
+      analysis::RootCauseGrids(in.index, in.analysis, progress);
+  if (!grids.empty()) {
+    s += "<h2>Where every rank is</h2>\n";
+    for (const analysis::PositionGrid& g : grids) s += PositionGridHtml(in.index, g);
+    s += PositionGridLegend();
+  }
   if (!a.findings.empty()) {
     s += "<h2>Findings</h2>\n<table><tr><th>kind</th><th>comm</th><th>op</th><th>confidence</th>"
          "<th>evidence</th></tr>\n";
@@ -172,31 +161,31 @@ std::string HtmlReport(const ReportInput& in, const analysis::JobProgress& progr
       std::snprintf(conf, sizeof(conf), "%.2f", f.confidence);
       s += std::string("<tr") + (f.root_cause ? " class=\"root\"" : "") + "><td>" +
            analysis::FindingKindName(f.kind) + "</td><td>" +
-           Esc(f.group >= 0 ? analysis::CommLabel(in.index.groups()[f.group]) : "") + "</td><td>" +
-           Esc(analysis::OpLabel(f.op)) + "</td><td>" + conf + "</td><td>" + Esc(f.summary) +
-           "</td></tr>\n";
+           HtmlText(f.group >= 0 ? analysis::CommLabel(in.index.groups()[f.group]) : "") +
+           "</td><td>" + HtmlEscape(analysis::OpLabel(f.op)) + "</td><td>" + conf + "</td><td>" +
+           HtmlText(f.summary) + "</td></tr>\n";
     }
     s += "</table>\n";
   }
   s += "<h2>Timeline (newest ops per process)</h2>\n" + Timeline(in, progress);
   s += "<h2>Inputs</h2>\n<p>" + std::to_string(in.inputs.read.size()) + " files read, " +
        std::to_string(in.inputs.rejected.size()) + " rejected";
-  if (!in.inputs.sources.empty()) s += "; " + Esc(SourcesSummary(in));
+  if (!in.inputs.sources.empty()) s += "; " + HtmlText(SourcesSummary(in));
   s += ".</p>\n<ul>\n";
   for (const analysis::Culprit& c : in.analysis.culprits) {
     const std::string src = SourceText(in, c.process);
     if (!src.empty()) {
-      s += "<li>" + Esc(analysis::ProcessLabel(in.index.processes()[c.process])) + ": state from " +
-           Esc(src) + "</li>\n";
+      s += "<li>" + HtmlEscape(analysis::ProcessLabel(in.index.processes()[c.process])) +
+           ": state from " + HtmlText(src) + "</li>\n";
     }
   }
   for (const analysis::SupersededInput& o : in.inputs.superseded) {
-    s += "<li>superseded <code>" + Esc(o.path) + "</code>: " + Esc(o.why) + "</li>\n";
+    s += "<li>superseded <code>" + HtmlEscape(o.path) + "</code>: " + HtmlText(o.why) + "</li>\n";
   }
   for (const analysis::RejectedInput& r : in.inputs.rejected) {
-    s += "<li>rejected <code>" + Esc(r.path) + "</code>: " + Esc(r.reason) + "</li>\n";
+    s += "<li>rejected <code>" + HtmlEscape(r.path) + "</code>: " + HtmlText(r.reason) + "</li>\n";
   }
-  for (const std::string& n : a.notes) s += "<li>note: " + Esc(n) + "</li>\n";
+  for (const std::string& n : a.notes) s += "<li>note: " + HtmlText(n) + "</li>\n";
   s += "</ul>\n</body></html>\n";
   return s;
 }

@@ -161,7 +161,8 @@ TEST(ReportTest, HtmlIsOneSelfContainedFile) {
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("<rect"), std::string::npos);
   EXPECT_NE(html.find("class=\"culprit\">host-0 pid 4005"), std::string::npos);
-  EXPECT_NE(html.find("is 1 collective behind on comm `tp1`"), std::string::npos);
+  EXPECT_NE(html.find("is 1 collective behind on comm <code>tp1</code>"), std::string::npos);
+  EXPECT_EQ(html.find('`'), std::string::npos) << "Markdown left in the page";
 }
 
 TEST(ReportTest, TimelineIsAChromeTraceWithSlicesFlowsAndMarkers) {
