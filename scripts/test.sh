@@ -65,12 +65,13 @@ package() {
 asan() {
   configure_build build-asan -DCMAKE_BUILD_TYPE=Debug -DFLIGHTREC_SANITIZE=address &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      run_ctest build-asan -LE 'no_sanitizer|prometheus|browser'
+      FLIGHTREC_SWEEP_CASES=1000 run_ctest build-asan -LE 'no_sanitizer|prometheus|browser'
 }
 
 tsan() {
   configure_build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLIGHTREC_SANITIZE=thread &&
-    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest build-tsan -LE 'no_sanitizer|prometheus|browser'
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 FLIGHTREC_SWEEP_CASES=1000 \
+      run_ctest build-tsan -LE 'no_sanitizer|prometheus|browser'
 }
 
 fuzz() {

@@ -293,7 +293,10 @@ class CollChecker {
       uint64_t key = 0;
       if (t != i && Consensus(index_, group_, t, &key)) around.emplace_back(t, key);
     }
-    if (around.empty()) return false;
+    // A comm that holds no op around i (its only op, or a job that hung
+    // right after it) cannot show its siblings run its schedule: then every
+    // comm of its size that agrees at i votes, and the tie break says so.
+    const bool unconfirmed = around.empty();
     std::map<uint64_t, int> votes;
     int voters = 0;
     std::string example;
@@ -311,7 +314,7 @@ class CollChecker {
         if (differs) break;
         ++same;
       }
-      if (differs || same == 0) continue;
+      if (differs || (same == 0 && !unconfirmed)) continue;
       ++voters;
       ++votes[at_i];
       if (example.empty()) example = CommLabel(index_.groups()[s]);
@@ -325,12 +328,13 @@ class CollChecker {
     *normal = best->first;
     tb->resolved = true;
     tb->kind = "siblings";
-    tb->base = 0.85;
+    tb->base = unconfirmed ? 0.75 : 0.85;
     tb->text = "; no majority on this comm, the tie broken by its siblings: " +
                std::to_string(best->second) + " of " + std::to_string(voters) + " comm" +
-               (voters == 1 ? "" : "s") + " of " + std::to_string(g.nranks) +
-               " ranks running the same ops around it (such as " + example +
-               ") ran it as the others here did";
+               (voters == 1 ? "" : "s") + " of " + std::to_string(g.nranks) + " ranks " +
+               (unconfirmed ? "(it holds no other op to compare theirs with)"
+                            : "running the same ops around it") +
+               " (such as " + example + ") ran it as the others here did";
     return true;
   }
 

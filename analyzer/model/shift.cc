@@ -90,7 +90,12 @@ class GroupShifts {
     }
     const bool majority = most > second && most >= 2;
     if (majority) {
-      const int32_t ref = normal->front();
+      // The reference: the majority member holding the most ops (one that
+      // stopped early may lack the ops the shifted member is compared with).
+      int32_t ref = normal->front();
+      for (int32_t r : *normal) {
+        if (index_.Comm(g.members[r]).coll_count > index_.Comm(g.members[ref]).coll_count) ref = r;
+      }
       for (const auto& [sig, ranks] : by_sig) {
         if (&ranks == normal) continue;
         for (int32_t r : ranks) Try(r, ref, i, true, out);
@@ -98,14 +103,25 @@ class GroupShifts {
       return;
     }
     // No majority (typically two members): whichever one's ops are the
-    // other's shifted is behind.
+    // other's shifted is behind. A periodic schedule (every training step
+    // runs the same ops) lets both read as shifted, one by s and the other
+    // by the period minus s: the one that left out fewer ops is the
+    // simpler reading; equal shifts tell nothing.
     if (by_sig.size() != 2 || most != 1) return;
     const int32_t a = by_sig.begin()->second.front();
     const int32_t b = std::next(by_sig.begin())->second.front();
+    // Without a majority one op compared is no evidence: a member whose
+    // op i is the normal one and that stopped after it reads as the other's
+    // shifted by one when the other ran op i with other arguments (a
+    // mismatch, which the siblings then tell apart).
     ShiftedMember sa, sb;
-    const bool a_behind = Match(a, b, i, &sa);
-    const bool b_behind = Match(b, a, i, &sb);
-    if (a_behind != b_behind) out->push_back(a_behind ? sa : sb);
+    const bool a_behind = Match(a, b, i, &sa) && sa.matched >= 2;
+    const bool b_behind = Match(b, a, i, &sb) && sb.matched >= 2;
+    if (a_behind != b_behind) {
+      out->push_back(a_behind ? sa : sb);
+    } else if (a_behind && sa.shift != sb.shift) {
+      out->push_back(sa.shift < sb.shift ? sa : sb);
+    }
   }
 
   void Try(int32_t rank, int32_t ref, uint64_t i, bool majority, std::vector<ShiftedMember>* out) {

@@ -56,6 +56,7 @@ struct Layout {
   Fault skip_ahead;  // another op of that comm follows before it blocks
   Fault skip_world;  // it blocks in another comm first
   Fault skip_p2p;    // the Send/Recv ring
+  Fault skip_call;   // one call of the grouped TP {ReduceScatter, AllReduce}
   Fault count;       // mismatch:field=count
   Fault datatype;    // mismatch:field=datatype
   Fault func;        // mismatch:field=func (never op % 8 == 6: no func)
@@ -73,6 +74,7 @@ const Layout kLayouts[] = {
      /*skip_ahead*/ {3, 8 * 17 + 4},
      /*skip_world*/ {2, 8 * 21 + 3},
      /*skip_p2p*/ {7, 8 * 9 + 6},
+     /*skip_call*/ {5, 8 * 12 + 5},
      /*count*/ {1, 8 * 19 + 6},
      /*datatype*/ {5, 8 * 14 + 3},
      /*func*/ {7, 8 * 12 + 0},
@@ -85,6 +87,7 @@ const Layout kLayouts[] = {
      /*skip_ahead*/ {50, 8 * 18 + 1},
      /*skip_world*/ {19, 8 * 22 + 2},
      /*skip_p2p*/ {44, 8 * 11 + 6},
+     /*skip_call*/ {21, 8 * 14 + 5},
      /*count*/ {29, 8 * 16 + 7},
      /*datatype*/ {58, 8 * 13 + 5},
      /*func*/ {12, 8 * 20 + 4},
@@ -303,6 +306,18 @@ TEST_P(AnalyzeAcceptance, SkippedSendRecv) {
   ExpectSkip(Analyze({job.ring_dir}), f.rank, 1);
 }
 
+// 2a. Leaves one call out of a group of two collectives (op % 8 == 5) and
+// goes on: one collective skipped, not the group's two. One call per layout:
+// the small ReduceScatter (call 0, launched second) at 8 ranks, the large
+// AllReduce (call 1, launched first) at 64.
+TEST_P(AnalyzeAcceptance, OneCallLeftOutOfAGroupIsOneOpSkipped) {
+  const Fault f = L().skip_call;
+  ASSERT_EQ(f.op % kPeriod, 5);
+  const std::string call = L().ranks > 8 ? "1" : "0";
+  EmuJob job = Hang("skip-call" + call, Spec("skip", f, ":call=" + call), f.op, L().ranks);
+  ExpectSkip(Analyze({job.ring_dir}), f.rank, 1);
+}
+
 // 3. A field mismatch: the run completes (the emulator pairs launches by
 // order, as NCCL does), the verdict is desync.
 TEST_P(AnalyzeAcceptance, CountMismatch) { CheckMismatch("count", L().count); }
@@ -407,6 +422,29 @@ TEST_P(AnalyzeAcceptance, KilledRankIsDeadThenMissing) {
   EXPECT_TRUE(missing.report["culprits"][0]["pid"].is_null());
   EXPECT_EQ(CulpritWorldRanks(missing.report), std::vector<int>{f.rank}) << Describe(missing);
   EXPECT_TRUE(FindingsOf(missing.report, "dead_rank").empty()) << Describe(missing);
+}
+
+// 4a. SIGKILLed right after init, before its first op and before its
+// watchdog's first heartbeat (the first beat comes one poll, 500 ms, after
+// init): dead_rank from its last writes (creation, comm inits), the one
+// culprit, never lagging or missing.
+TEST_P(AnalyzeAcceptance, KilledBeforeItsFirstHeartbeatIsDead) {
+  const Fault f{L().kill.rank, 0};
+  EmuJob job = Hang("kill-first", Spec("kill", f), f.op, L().ranks - 1);
+  AnalyzeRun run = Analyze({job.ring_dir});
+  ExpectHang(run);
+  ExpectCulprit(run, f.rank);
+  const auto deads = FindingsOf(run.report, "dead_rank");
+  ASSERT_EQ(deads.size(), 1u) << Describe(run);
+  EXPECT_TRUE(Names(deads[0], f.rank)) << Describe(run);
+  EXPECT_TRUE(deads[0].value("root_cause", false)) << Describe(run);
+  EXPECT_NE(deads[0].value("summary", "").find("never wrote a heartbeat"), std::string::npos)
+      << Describe(run);
+  EXPECT_EQ(run.report["findings"][0].value("kind", ""), "dead_rank") << Describe(run);
+  EXPECT_TRUE(FindingsOf(run.report, "missing_rank").empty()) << Describe(run);
+  for (const auto& l : FindingsOf(run.report, "lagging_rank")) {
+    EXPECT_FALSE(Names(l, f.rank)) << "the dead rank is not also lagging\n" << Describe(run);
+  }
 }
 
 // 5. The kernel of op N starts everywhere and never ends on rank R: every

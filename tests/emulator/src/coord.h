@@ -1,15 +1,18 @@
 // The job's coordination file (<job-dir>/coord.shm), mapped MAP_SHARED by the
-// launcher and every rank. Per communicator and member it holds three
-// monotonic launch counters that make collectives truly block:
+// launcher and every rank. Per communicator and member it holds monotonic
+// counters that make collectives truly block:
 //
 //   enqueued[m]  launches the member's user thread has enqueued on the comm
-//   reached[m]   launches whose kernel has started on the member's GPU stream
-//   done[m]      launches whose kernel has done its own share of the work
+//   reached[m]   collective tasks whose kernel has started on the member's GPU stream
+//   done[m]      collective tasks whose kernel has done its own share of the work
 //
-// A kernel finishes launch k only when every member's done >= k + 1, and it
-// does its share only after every member's reached >= k + 1: a member that
-// never arrives (stuck, killed, skipped) or never does its share (gpu-hang)
-// holds every other member inside the kernel, as on a GPU.
+// Collectives pair task by task (each collective of a group moves its own data
+// over the comm's connections): a kernel whose tasks end at the member's k-th
+// collective task finishes only when every member's done >= k, and does its
+// share only after every member's reached >= k. A member that never arrives
+// (stuck, killed, skipped) or never does its share (gpu-hang) holds every
+// other member inside the kernel, as on a GPU; one that left a call out of a
+// group pairs its next collective with the others' left-out one.
 //
 // Per rank it holds the pid, op progress and per-comm record counters that the
 // launcher and the tests read, and a PXN mailbox (PxnMailbox). Waiters sleep

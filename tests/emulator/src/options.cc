@@ -17,6 +17,13 @@ const Fault* Options::FindFault(FaultKind kind, int r, int64_t op_number) const 
   return nullptr;
 }
 
+const Fault* Options::FindFault(FaultKind kind, int r, int64_t op_number, bool call) const {
+  for (const Fault& f : faults) {
+    if (f.kind == kind && f.rank == r && f.op == op_number && (f.call >= 0) == call) return &f;
+  }
+  return nullptr;
+}
+
 namespace {
 
 bool ToInt64(const std::string& s, int64_t* out) {
@@ -121,6 +128,14 @@ bool Validate(Options* o, std::string* error) {
                " is a CUDA-graph replay (op >= --ops); a replay cannot skip or change one op";
       return false;
     }
+    // Leaving one call out of a group needs a group of collectives: the
+    // schedule's op i % 8 == 5 ({ReduceScatter, AllReduce}).
+    if (f.call >= 0 && (f.kind != FaultKind::kSkip || !IsGroupedCollOp(f.op) || f.call >= 2)) {
+      *error = "--fault ...:call=" + std::to_string(f.call) +
+               ": only skip takes call=K, on a grouped collective op (op % " +
+               std::to_string(kPeriod) + " == 5) with K in 0..1";
+      return false;
+    }
     // A Send/Recv has no collective function to change (and turning a Send
     // into a Recv is not a field mismatch): refuse rather than run clean.
     if (f.kind == FaultKind::kMismatch && f.field == MismatchField::kFunc && IsP2pOp(f.op)) {
@@ -151,6 +166,8 @@ bool ParseFault(const std::string& spec, Fault* out, std::string* error) {
       f.rank = static_cast<int>(n);
     } else if (key == "op" && ToInt64(val, &n) && n >= 0) {
       f.op = n;
+    } else if (key == "call" && ToInt64(val, &n) && n >= 0 && n < 64) {
+      f.call = static_cast<int>(n);
     } else if (key == "us" && ToInt64(val, &n) && n >= 0) {
       f.us = n;
     } else if (key == "field" && val == "count") {
@@ -305,6 +322,7 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
   --dump-dir DIR        where --until-dumps counts *.frdump [$NCCL_FLIGHTREC_DIR]
   --step-us US          emulated kernel time per op [200]
   --fault SPEC          stuck|skip|kill:rank=R:op=N, mismatch:rank=R:op=N:field=count|datatype|func,
+                        skip:rank=R:op=N:call=K (leave out call K of the grouped op N % 8 == 5),
                         gpu-hang:rank=R:op=N, slow:rank=R:us=X, pause:rank=R:op=N:us=X
                         (one stall of X us outside NCCL before op N) (repeatable)
   --hang-timeout-s S    kill all ranks after S seconds without progress [60]

@@ -24,6 +24,9 @@ struct Fault {
   int64_t op = -1;  // op number (kSlow: unused)
   MismatchField field = MismatchField::kNone;
   int64_t us = 0;  // kSlow: delay before every op; kPause: the one pause before op `op`
+  // kSkip: -1 leaves the whole op out; K >= 0 leaves out only call K (API call
+  // order) of a grouped collective op, the rest of the group is launched.
+  int call = -1;
 };
 
 struct Options {
@@ -65,6 +68,8 @@ struct Options {
 
   int tp_groups() const { return ranks / tp; }
   const Fault* FindFault(FaultKind kind, int r, int64_t op_number) const;
+  // kSkip faults of one call of a group (`call`) or of whole ops (!`call`).
+  const Fault* FindFault(FaultKind kind, int r, int64_t op_number, bool call) const;
 };
 
 // Parses `args` (everything after the sub-command). Returns false and sets

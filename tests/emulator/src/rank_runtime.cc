@@ -305,7 +305,9 @@ std::shared_ptr<Launch> RankRuntime::MakeLaunch(const Op& visible, const std::ve
   launch->p2p =
       !visible.calls.empty() && std::all_of(visible.calls.begin(), visible.calls.end(),
                                             [](const Call& call) { return call.is_p2p(); });
-  launch->launch_index = launch->p2p ? c->p2p_launches++ : c->coll_launches++;
+  // nccl.md §Call sequences v5, groups: each collective of a plan moves its own data over the
+  // comm's connections, so collectives pair task by task in launch order, not kernel by kernel.
+  launch->pair_target = launch->p2p ? ++c->p2p_launches : (c->coll_tasks += visible.calls.size());
   if (launch->p2p) {
     for (const Call& call : visible.calls) {
       if (std::find(launch->peers.begin(), launch->peers.end(), call.peer) == launch->peers.end()) {
@@ -337,11 +339,16 @@ std::vector<std::shared_ptr<Task>> RankRuntime::MakeTasks(const Op& visible,
 
 void RankRuntime::RunOp(int64_t i) {
   ApplyBeforeOpFaults(i);
-  if (opts_.FindFault(FaultKind::kSkip, opts_.rank, i) != nullptr) {
+  if (opts_.FindFault(FaultKind::kSkip, opts_.rank, i, /*call=*/false) != nullptr) {
     EMU_WARN("fault: rank %d skips op %lld", opts_.rank, static_cast<long long>(i));
     return;
   }
   Op op = ScheduleOp(opts_.seed, i, topo_, opts_.rank);
+  if (const Fault* f = opts_.FindFault(FaultKind::kSkip, opts_.rank, i, /*call=*/true)) {
+    EMU_WARN("fault: rank %d leaves call %d out of the group of op %lld", opts_.rank, f->call,
+             static_cast<long long>(i));
+    op.calls.erase(op.calls.begin() + f->call);
+  }
   if (const Fault* f = opts_.FindFault(FaultKind::kMismatch, opts_.rank, i)) {
     ApplyMismatch(f->field, &op);
   }
@@ -499,7 +506,7 @@ void RankRuntime::StreamLoop() {
 
 void RankRuntime::ExecuteLaunch(const Launch& l) {
   CommState* c = &comms_[l.comm_local];
-  uint64_t target = l.launch_index + 1;
+  uint64_t target = l.pair_target;
   if (l.p2p) {
     ExecuteP2pLaunch(l);
     return;
@@ -529,7 +536,7 @@ void RankRuntime::ExecuteLaunch(const Launch& l) {
 // of the comm, and a hung kernel never posts, so it holds just its peers.
 void RankRuntime::ExecuteP2pLaunch(const Launch& l) {
   CommState* c = &comms_[l.comm_local];
-  uint64_t target = l.launch_index + 1;
+  uint64_t target = l.pair_target;
   uint64_t start = GpuNow();
   for (size_t k = 0; k < l.tasks.size(); ++k) l.tasks[k]->gpu_start.store(start + k * 40);
   Notify(c);

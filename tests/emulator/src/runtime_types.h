@@ -62,9 +62,12 @@ struct Launch {
   int comm_global = 0;  // index in the coordination file
   int my_member = 0;
   int members = 0;
-  uint64_t launch_index = 0;  // per comm and kind (collective / p2p), 0-based
-  bool p2p = false;           // only Send/Recv: pairs per peer (coord.h)
-  std::vector<int> peers;     // p2p: comm ranks it sends to or receives from
+  // What the kernel pairs on (coord.h): p2p, the launch's index among the
+  // comm's Send/Recv launches + 1; collectives, the comm's collective tasks
+  // up to and including this launch's.
+  uint64_t pair_target = 0;
+  bool p2p = false;        // only Send/Recv: pairs per peer (coord.h)
+  std::vector<int> peers;  // p2p: comm ranks it sends to or receives from
   int64_t op = 0;
   bool gpu_hang = false;
   const CapturedOp* captured = nullptr;  // a graph replay's plan, else nullptr
@@ -77,9 +80,9 @@ struct CommState {
   bool acquired = false;               // holds a loader reference
   void* ctx = nullptr;
   SeqCounters seq;
-  uint64_t launches = 0;       // every launch (coord enqueued counter)
-  uint64_t coll_launches = 0;  // collective launches: pair by order
-  uint64_t p2p_launches = 0;   // Send/Recv launches: pair per peer
+  uint64_t launches = 0;      // every launch (coord enqueued counter)
+  uint64_t coll_tasks = 0;    // collective tasks launched: pair by order
+  uint64_t p2p_launches = 0;  // Send/Recv launches: pair per peer
   // Proxy thread ("NCCL Progress") of this comm.
   std::thread proxy;
   std::mutex mu;

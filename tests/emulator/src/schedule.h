@@ -63,6 +63,8 @@ struct Op {
 
 // Op number i is the grouped Send/Recv ring (i % kPeriod == 6): no collective.
 inline bool IsP2pOp(int64_t i) { return i % kPeriod == 6; }
+// Op number i is the group of two collectives (i % kPeriod == 5).
+inline bool IsGroupedCollOp(int64_t i) { return i % kPeriod == 5; }
 
 // The op `rank` runs as its op number `i` (before faults).
 Op ScheduleOp(uint64_t seed, int64_t i, const Topology& topo, int rank);

@@ -43,6 +43,20 @@ TEST(Options, ParsesFaultsAndRejectsBadOnesWithTheSpec) {
   EXPECT_TRUE(ParseOptions({"--ranks", "8", "--fault", "mismatch:rank=1:op=14:field=count"},
                            &p2p_count, &err))
       << err;
+  // Leaving one call out of a group: only skip, only the grouped collective op.
+  Options group_skip;
+  ASSERT_TRUE(
+      ParseOptions({"--ranks", "8", "--fault", "skip:rank=2:op=13:call=1"}, &group_skip, &err))
+      << err;
+  EXPECT_EQ(group_skip.faults[0].call, 1);
+  EXPECT_NE(group_skip.FindFault(FaultKind::kSkip, 2, 13, /*call=*/true), nullptr);
+  EXPECT_EQ(group_skip.FindFault(FaultKind::kSkip, 2, 13, /*call=*/false), nullptr);
+  for (const char* fault :
+       {"skip:rank=2:op=12:call=0", "skip:rank=2:op=13:call=2", "stuck:rank=2:op=13:call=0"}) {
+    Options refused;
+    EXPECT_FALSE(ParseOptions({"--ranks", "8", "--fault", fault}, &refused, &err)) << fault;
+    EXPECT_NE(err.find("call="), std::string::npos) << err;
+  }
   EXPECT_FALSE(ParseOptions({"--bogus"}, &bad, &err));
   EXPECT_FALSE(ParseOptions({"--ops"}, &bad, &err));
   EXPECT_FALSE(ParseOptions({"--nccl-version", "3.0"}, &bad, &err));

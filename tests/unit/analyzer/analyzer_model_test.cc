@@ -858,6 +858,105 @@ TEST(DeadRuleTest, AProcessSeenRunningHereIsNotDeadAndOneSeenGoneIs) {
   }
 }
 
+// Whether a lagging_rank finding calls `pid` a skipper.
+bool NamedSkipper(const Analyzed& a, int64_t pid) {
+  for (const analysis::Finding& f : a.result.findings) {
+    if (f.kind != FindingKind::kLaggingRank) continue;
+    for (const analysis::RankNote& n : f.ranks) {
+      if (n.skipped && a.Pid(n.process) == pid) return true;
+    }
+  }
+  return false;
+}
+
+// Found by the sweep. dp0 = {0, 2}: rank 0 ran DP AllGather #1 with twice
+// the count and rank 2 stopped before #2. Rank 2's one op after #0 equals
+// rank 0's #2, but one op compared without a majority is no skip: the
+// siblings (dp1) ran #1 as rank 2 did, so rank 0 is the odd one.
+TEST(AnalyzerLimitsTest, TwoMemberMismatchThenTheOtherStopsIsNoSkip) {
+  JobSpec spec;
+  spec.nranks = 4;
+  spec.tp = 2;
+  spec.steps = 3;
+  spec.fault = Fault::kMismatch;
+  spec.rank = 0;
+  spec.op = 4;  // DP AllGather of step 1
+  spec.rank2 = 2;
+  spec.op2 = 7;  // rank 2 stops before the DP AllGather of step 2
+  Analyzed a(MakeJob(spec));
+  EXPECT_EQ(a.result.verdict, Verdict::kDesync);
+  EXPECT_FALSE(NamedSkipper(a, 4002));
+  const analysis::Finding* m = a.First(FindingKind::kMismatch);
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(m->ranks.size(), 1u) << m->summary;
+  EXPECT_EQ(a.Pid(m->ranks[0].process), 4000) << m->summary;
+  EXPECT_EQ(m->tie_break, "siblings") << m->summary;
+}
+
+// Found by the sweep. TP=2 and the job hung at the first world op, so each
+// TP comm holds its op #0 only: no op around it shows the siblings run the
+// same schedule, yet 31 sibling comms of two ran #0 as rank 44 did.
+TEST(AnalyzerLimitsTest, TwoMemberTieWithNoOpAroundIsBrokenBySiblings) {
+  JobSpec spec;
+  spec.nranks = 64;
+  spec.tp = 2;
+  spec.steps = 3;
+  spec.fault = Fault::kMismatch;
+  spec.rank = 45;
+  spec.op = 0;  // TP AllReduce #0 of tp22 = {44, 45}
+  spec.rank2 = 31;
+  spec.op2 = 2;  // rank 31 never enqueues the world op #0
+  Analyzed a(MakeJob(spec));
+  EXPECT_EQ(a.result.verdict, Verdict::kDesync);
+  const analysis::Finding* m = a.First(FindingKind::kMismatch);
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(m->ranks.size(), 1u) << m->summary;
+  EXPECT_EQ(a.Pid(m->ranks[0].process), 4045) << m->summary;
+  EXPECT_EQ(m->tie_break, "siblings") << m->summary;
+  EXPECT_FALSE(m->contested);
+  const std::vector<int64_t> culprits = a.CulpritPids();
+  EXPECT_EQ(culprits, (std::vector<int64_t>{4045, 4031}));
+}
+
+// Found by the sweep. One comm of 4: rank 0 skipped op 3 (its #3 is the
+// others' #4) and rank 1 stopped before op 4. The majority's first member
+// (rank 1) lacks #4; the skip is read against a member that holds it.
+TEST(AnalyzerLimitsTest, SkipIsComparedWithAMajorityMemberThatHoldsTheOps) {
+  JobSpec spec;
+  spec.nranks = 4;
+  spec.tp = 0;
+  spec.steps = 5;
+  spec.count_period = 3;
+  spec.fault = Fault::kSkipOp;
+  spec.rank = 0;
+  spec.op = 3;
+  spec.rank2 = 1;
+  spec.op2 = 4;
+  Analyzed a(MakeJob(spec));
+  EXPECT_EQ(a.result.verdict, Verdict::kHang);
+  EXPECT_EQ(a.First(FindingKind::kMismatch), nullptr);
+  EXPECT_TRUE(NamedSkipper(a, 4000));
+}
+
+// Found by the sweep. Two ranks, counts repeating every 3 steps: rank 1
+// skipped op 2, so its ops are rank 0's shifted by one, and rank 0's read
+// as rank 1's shifted by two. The smaller shift is the skip.
+TEST(AnalyzerLimitsTest, TwoMemberSkipInAPeriodicScheduleIsTheSmallerShift) {
+  JobSpec spec;
+  spec.nranks = 2;
+  spec.tp = 0;
+  spec.steps = 8;
+  spec.count_period = 3;
+  spec.fault = Fault::kSkipOp;
+  spec.rank = 1;
+  spec.op = 2;
+  Analyzed a(MakeJob(spec));
+  EXPECT_EQ(a.result.verdict, Verdict::kHang);
+  EXPECT_EQ(a.First(FindingKind::kMismatch), nullptr);
+  EXPECT_TRUE(NamedSkipper(a, 4001));
+  EXPECT_FALSE(NamedSkipper(a, 4000));
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace flightrec

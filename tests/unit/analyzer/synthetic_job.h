@@ -48,6 +48,10 @@ struct JobSpec {
   // > 0: every op's count varies with its step (1024 + 64 * (step %
   // count_period)), so a rank that skipped an op is visible in its records.
   int count_period = 0;
+  // A second fault at once: `rank2` (>= 0) stops before its op `op2`,
+  // outside NCCL, as kStuckBeforeOp.
+  int rank2 = -1;
+  int op2 = -1;
 };
 
 constexpr uint64_t kBaseWallNs = 1700000000000000000ULL;
@@ -141,13 +145,14 @@ class SyntheticJob {
             (spec_.count_period > 0 ? 64 * static_cast<uint64_t>(s % spec_.count_period) : 0);
         for (int c : order) prog.push_back({c, comms_[c].func, count, format::kTypeFloat32, 0});
       }
+      if (r == spec_.rank2) stop_[r] = static_cast<size_t>(spec_.op2);
       if (r != spec_.rank) continue;
       const size_t op = static_cast<size_t>(spec_.op);
       switch (spec_.fault) {
         case Fault::kStuckBeforeOp:
         case Fault::kKilled:
         case Fault::kMissingFile:
-          stop_[r] = op;
+          stop_[r] = std::min(stop_[r], op);
           break;
         case Fault::kSkipOp:
           prog.erase(prog.begin() + static_cast<std::ptrdiff_t>(op));
@@ -291,7 +296,8 @@ class SyntheticJob {
     p.api_version = 7;
     p.process_state = hung_ || killed ? format::kProcessRunning : format::kProcessExited;
     p.created_wall_ns = kBaseWallNs;
-    p.heartbeat_wall_ns = killed ? state_[r].last_event_ns : now;
+    // Killed before its first op: before its watchdog's first beat too.
+    p.heartbeat_wall_ns = !killed ? now : spec_.op == 0 ? 0 : state_[r].last_event_ns;
     p.watchdog_poll_ns = 1000 * 1000 * kUs;
     p.watchdog_timeout_ns = 10 * p.watchdog_poll_ns;
     p.dump_reason = killed ? format::kDumpNone : hung_ ? format::kDumpTimeout : format::kDumpExit;
@@ -315,7 +321,9 @@ class SyntheticJob {
     cs.nnodes = (cs.nranks + 7) / 8;
     cs.generation = 1;
     cs.capacity = capacity;
-    cs.records = records_[c][cs.rank];
+    // NCCL gives no event for a collective of a one-rank comm: its region
+    // stays empty (docs/design/nccl.md, "Call sequences v5").
+    if (cs.nranks > 1) cs.records = records_[c][cs.rank];
     cs.head = cs.records.size();
     cs.coll_count = cs.records.size();
     if (cs.head > capacity) {
