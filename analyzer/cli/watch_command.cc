@@ -10,6 +10,7 @@
 // Exit code: 0 a verdict was written; 3 another watcher holds or wrote the
 // verdict of this incident (nothing done); 2 errors (a directory that cannot
 // be read or written, the parent given by --parent-pid died).
+#include <fcntl.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -131,16 +132,22 @@ class LockKeeper {
 };
 
 // A writable first directory, checked by creating a file there (access()
-// says yes to root on a read-only mount).
+// says yes to root on a read-only mount). Other watchers and analyses of
+// the same directory list it meanwhile, so the probe never has a name they
+// would read as an input: an unnamed O_TMPFILE file where the file system
+// supports it, else a `.tmp` file (a companion every reader skips).
 bool ProbeWritable(const std::string& dir, std::string* error) {
-  const std::string probe = dir + "/.flightrec-watch-probe-" + std::to_string(getpid());
-  FILE* f = std::fopen(probe.c_str(), "we");
-  if (f == nullptr) {
+  int fd = open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+    const std::string probe = dir + "/.flightrec-watch-probe-" + std::to_string(getpid()) + ".tmp";
+    fd = open(probe.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd >= 0) unlink(probe.c_str());
+  }
+  if (fd < 0) {
     *error = dir + ": cannot write verdicts there: " + std::strerror(errno);
     return false;
   }
-  std::fclose(f);
-  std::remove(probe.c_str());
+  close(fd);
   return true;
 }
 

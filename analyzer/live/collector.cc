@@ -185,14 +185,16 @@ namespace {
 
 void Observe(const OpRecord& op, CommSeries* s) {
   if (op.gpu_start_raw != 0 && op.gpu_end_raw >= op.gpu_start_raw) {
-    s->duration.Observe(Seconds(op.gpu_end_raw - op.gpu_start_raw));
+    s->duration.ObserveNs(op.gpu_end_raw - op.gpu_start_raw);
   }
   if (op.gpu_start_ns != 0 && op.t_enqueue_ns != 0) {
-    const double q =
-        op.gpu_start_ns >= op.t_enqueue_ns ? Seconds(op.gpu_start_ns - op.t_enqueue_ns) : 0.0;
-    s->queueing.Observe(q);
+    s->queueing.ObserveNs(op.gpu_start_ns >= op.t_enqueue_ns ? op.gpu_start_ns - op.t_enqueue_ns
+                                                             : 0);
   }
 }
+
+// New slots are read and counted this many at a time.
+constexpr uint64_t kBatchSlots = 512;
 
 }  // namespace
 
@@ -202,7 +204,8 @@ void Collector::ScanRing(Ring* ring, ScanStats* stats) {
     kv.second.pending = 0;
     kv.second.oldest_enqueue_ns = 0;
   }
-  std::vector<OpRecord> recs;
+  // Reused by every region and scan (at most kBatchSlots records).
+  std::vector<OpRecord>& recs = recs_;
   for (const CommSnapshot& c : ring->head.comms) {
     RegionTail& t = ring->tails[c.region_index];
     if (t.generation != c.generation) {
@@ -238,22 +241,27 @@ void Collector::ScanRing(Ring* ring, ScanStats* stats) {
       const uint64_t begin = std::max(t.next_seq, floor);
       s.count[format::kFuncUnknown] += begin - t.next_seq;  // overwritten before read
       s.unread += begin - t.next_seq;
-      recs.clear();
-      ring->file.ReadSlots(c.region_index, begin, c.head, &recs);
       stats->slots_read += c.head - begin;
       uint64_t expect = begin;
-      for (const OpRecord& op : recs) {
-        s.count[format::kFuncUnknown] += op.slot_seq - expect;  // torn in between
-        s.unread += op.slot_seq - expect;
-        expect = op.slot_seq + 1;
-        const uint8_t func = op.func < format::kNumFuncs ? op.func : 0;
-        ++s.count[func];
-        s.bytes[func] += op.bytes;
-        if (!tracked) continue;
-        if (op.state == format::kOpDone) {
-          Observe(op, &s);
-        } else if (t.pending.size() < kMaxPendingPerComm) {
-          t.pending[op.slot_seq] = op.t_enqueue_ns;
+      // In batches of kBatchSlots: the batch's records stay in cache while
+      // they are counted.
+      for (uint64_t from = begin; from < c.head; from += kBatchSlots) {
+        const uint64_t to = c.head - from > kBatchSlots ? from + kBatchSlots : c.head;
+        recs.clear();
+        ring->file.ReadSlots(c.region_index, from, to, &recs);
+        for (const OpRecord& op : recs) {
+          s.count[format::kFuncUnknown] += op.slot_seq - expect;  // torn in between
+          s.unread += op.slot_seq - expect;
+          expect = op.slot_seq + 1;
+          const uint8_t func = op.func < format::kNumFuncs ? op.func : 0;
+          ++s.count[func];
+          s.bytes[func] += op.bytes;
+          if (!tracked) continue;
+          if (op.state == format::kOpDone) {
+            Observe(op, &s);
+          } else if (t.pending.size() < kMaxPendingPerComm) {
+            t.pending[op.slot_seq] = op.t_enqueue_ns;
+          }
         }
       }
       // Torn slots after the last valid one may be claims in progress: read

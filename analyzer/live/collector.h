@@ -73,6 +73,7 @@ class Collector {
   std::map<std::string, RingProblem> skipped_;
   std::map<std::string, uint64_t> skips_total_;  // reason -> skip events
   uint64_t now_wall_ns_ = 0;
+  std::vector<OpRecord> recs_;  // ScanRing's scratch records
 };
 
 }  // namespace live

@@ -20,18 +20,26 @@ std::string FormatValue(double v) {
   return buf;
 }
 
+// kBucketBoundsNs is kBucketBounds in nanoseconds.
+constexpr bool NsBoundsMatch() {
+  for (size_t i = 0; i < kBucketBounds.size(); ++i) {
+    if (kBucketBoundsNs[i] != static_cast<uint64_t>(kBucketBounds[i] * 1e9 + 0.5)) return false;
+  }
+  return true;
+}
+static_assert(NsBoundsMatch(), "kBucketBoundsNs must be kBucketBounds in nanoseconds");
+
 }  // namespace
 
-void Histogram::Observe(double seconds) {
-  if (!(seconds >= 0)) seconds = 0;  // NaN and negatives (clock skew) land in the first bucket
-  for (size_t i = 0; i < kBucketBounds.size(); ++i) {
-    if (seconds <= kBucketBounds[i]) {
+void Histogram::ObserveNs(uint64_t ns) {
+  for (size_t i = 0; i < kBucketBoundsNs.size(); ++i) {
+    if (ns <= kBucketBoundsNs[i]) {
       ++buckets[i];
       break;
     }
   }
   ++count;
-  sum += seconds;
+  sum += static_cast<double>(ns) / 1e9;
 }
 
 std::string EscapeLabelValue(const std::string& v) {

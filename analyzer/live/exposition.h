@@ -23,11 +23,19 @@ using Labels = std::vector<std::pair<const char*, std::string>>;
 constexpr std::array<double, 16> kBucketBounds = {1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 1e-2, 5e-2,
                                                   0.1,  0.5,  1.0,  5.0,  10.0, 30.0, 60.0, 300.0};
 
+// kBucketBounds in nanoseconds, for ObserveNs.
+constexpr std::array<uint64_t, 16> kBucketBoundsNs = {
+    10000,       50000,       100000,      500000,      1000000,    5000000,
+    10000000,    50000000,    100000000,   500000000,   1000000000, 5000000000,
+    10000000000, 30000000000, 60000000000, 300000000000};
+
 struct Histogram {
   std::array<uint64_t, kBucketBounds.size()> buckets{};  // non-cumulative
   uint64_t count = 0;                                    // == the +Inf bucket
   double sum = 0;
-  void Observe(double seconds);
+  // One observation of `ns` nanoseconds (integer compares: the exporter
+  // observes every record it reads).
+  void ObserveNs(uint64_t ns);
 };
 
 class Exposition {

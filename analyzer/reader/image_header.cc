@@ -282,16 +282,6 @@ void ChooseAnchor(const FileHeader& h, ProcessSnapshot* s, ImageLayout* layout) 
 
 }  // namespace
 
-uint64_t ImageLayout::MonoToWall(uint64_t mono_ns) const {
-  if (mono_ns == 0) return 0;
-  return mono_ns - anchor_mono_ns + anchor_wall_ns;
-}
-
-uint64_t ImageLayout::GpuToWall(uint64_t raw_ns) const {
-  if (raw_ns == 0 || !gpu_offset_known) return 0;
-  return MonoToWall(raw_ns + static_cast<uint64_t>(gpu_to_mono_offset_ns));
-}
-
 bool ParseHeader(BoundedView image, uint64_t max_image_size, ProcessSnapshot* snapshot,
                  ImageLayout* layout, std::string* error) {
   return ParseHeaderPrefix(image, image.size, max_image_size, snapshot, layout, error);

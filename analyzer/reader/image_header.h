@@ -29,10 +29,16 @@ struct ImageLayout {
   bool gpu_offset_known = false;
 
   // wall = mono - anchor_mono_ns + anchor_wall_ns; 0 ("not observed") stays
-  // 0. Unsigned arithmetic: garbage in, garbage out, never UB.
-  uint64_t MonoToWall(uint64_t mono_ns) const;
+  // 0. Unsigned arithmetic: garbage in, garbage out, never UB. Inline: the
+  // reader converts six times per record.
+  uint64_t MonoToWall(uint64_t mono_ns) const {
+    return mono_ns == 0 ? 0 : mono_ns - anchor_mono_ns + anchor_wall_ns;
+  }
   // GPU %globaltimer -> wall, 0 when the raw value or the offset is unknown.
-  uint64_t GpuToWall(uint64_t raw_ns) const;
+  uint64_t GpuToWall(uint64_t raw_ns) const {
+    if (raw_ns == 0 || !gpu_offset_known) return 0;
+    return MonoToWall(raw_ns + static_cast<uint64_t>(gpu_to_mono_offset_ns));
+  }
 };
 
 // Checks magic, endianness, version, sizes, limits, offsets and the image

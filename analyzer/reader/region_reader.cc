@@ -166,11 +166,14 @@ bool CheckSlot(BoundedView first, bool live, const LiveSlots& reread, uint64_t f
                uint64_t slot_off, uint64_t seq, uint16_t version_minor, Record* rec,
                bool* changed) {
   BoundedView rec_view;
-  if (!first.Sub(first_off, format::kRecordSize, &rec_view) || !rec_view.Read(0, rec) ||
-      rec->commit != seq + 1) {
+  uint64_t commit = 0;
+  if (!first.Sub(first_off, format::kRecordSize, &rec_view) || !rec_view.Read(0, &commit) ||
+      commit != seq + 1) {
     return false;
   }
-  if (live) {
+  if (!live) {
+    if (!rec_view.Read(0, rec)) return false;
+  } else {
     uint64_t after = 0;
     if (!reread.data.Sub(slot_off, format::kRecordSize, &rec_view) || !rec_view.Read(0, rec) ||
         !reread.after.Read(slot_off, &after) || rec->commit != seq + 1 || after != seq + 1) {
@@ -180,6 +183,15 @@ bool CheckSlot(BoundedView first, bool live, const LiveSlots& reread, uint64_t f
   }
   return format::RecordChecksumFor(version_minor, rec_view.data, seq) == rec->checksum;
 }
+
+// Slot k of `first` holds commit seq + 1 (the first step of CheckSlot).
+bool CommittedIn(BoundedView first, uint64_t k, uint64_t seq) {
+  uint64_t commit = 0;
+  return first.Read(k * format::kRecordSize, &commit) && commit == seq + 1;
+}
+
+// Slots ReadLiveSlots reads per pread (64 KiB per copy).
+constexpr uint64_t kLiveChunkSlots = 512;
 
 uint64_t RegionBase(const ImageLayout& layout, uint32_t index) {
   return layout.records_offset + uint64_t{index} * layout.capacity * format::kRecordSize;
@@ -275,9 +287,11 @@ uint64_t ReadLiveSlots(const LiveFile& live, const ImageLayout& layout, uint32_t
   const uint64_t region_base = RegionBase(layout, index);
   uint64_t torn = 0;
   while (begin < end) {
-    // One contiguous run of slots: up to the end of the region's array.
+    // One contiguous run of slots, up to the end of the region's array and
+    // at most kLiveChunkSlots: its three copies stay in L2 while checked.
     const uint64_t to_wrap = layout.capacity - (begin & mask);
-    const uint64_t n = end - begin < to_wrap ? end - begin : to_wrap;
+    uint64_t n = end - begin < to_wrap ? end - begin : to_wrap;
+    if (n > kLiveChunkSlots) n = kLiveChunkSlots;
     const uint64_t offset = region_base + (begin & mask) * format::kRecordSize;
     const uint64_t len = n * format::kRecordSize;
     first_buf.Resize(static_cast<size_t>(len));
@@ -287,17 +301,28 @@ uint64_t ReadLiveSlots(const LiveFile& live, const ImageLayout& layout, uint32_t
     if (PreadFully(live.fd, offset, first_buf.data(), len, &done, &error)) {
       first = BoundedView{first_buf.data(), static_cast<size_t>(done)};
     }
-    const LiveSlots reread = RereadSlots(live, offset, n);
-    for (uint64_t k = 0; k < n; ++k) {
-      const uint64_t seq = begin + k;
-      Record rec;
-      bool changed = false;
-      if (!CheckSlot(first, true, reread, k * format::kRecordSize, k * format::kRecordSize, seq,
-                     layout.version_minor, &rec, &changed)) {
-        ++torn;
-        continue;
+    // Slots not committed with their own sequence in the first read
+    // (overwritten by a later lap, or still being written) cannot become
+    // valid: only the span between the first and the last slot that was is
+    // read again.
+    uint64_t lo = 0;
+    uint64_t hi = n;
+    while (lo < hi && !CommittedIn(first, lo, begin + lo)) ++lo;
+    while (hi > lo && !CommittedIn(first, hi - 1, begin + hi - 1)) --hi;
+    torn += n - (hi - lo);
+    if (hi > lo) {
+      const LiveSlots reread = RereadSlots(live, offset + lo * format::kRecordSize, hi - lo);
+      for (uint64_t k = lo; k < hi; ++k) {
+        const uint64_t seq = begin + k;
+        Record rec;
+        bool changed = false;
+        if (!CheckSlot(first, true, reread, k * format::kRecordSize, (k - lo) * format::kRecordSize,
+                       seq, layout.version_minor, &rec, &changed)) {
+          ++torn;
+          continue;
+        }
+        out->push_back(ToOpRecord(rec, seq, layout, bad_enums));
       }
-      out->push_back(ToOpRecord(rec, seq, layout, bad_enums));
     }
     begin += n;
   }

@@ -5,7 +5,10 @@
 // records per communicator, k = 0, 16, 256, 4096. Wall and process CPU time,
 // best of `--reps`; one JSON object per line on stdout.
 //
-//   flightrec-bench-exporter [--capacity N] [--reps N]
+//   flightrec-bench-exporter [--capacity N] [--reps N] [--first-only]
+//
+// --first-only: only the first-scrape case, `--reps` times (a profile of the
+// slot-reading path without the set-up of the other cases).
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -54,9 +57,16 @@ void Write(const std::string& path, const ImageBuilder& b) {
 int main(int argc, char** argv) {
   uint64_t capacity = 4096;
   int reps = 5;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--capacity") == 0) capacity = std::strtoull(argv[i + 1], nullptr, 10);
-    if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
+  bool first_only = false;
+  for (int i = 1; i < argc; ++i) {
+    const bool has_value = i + 1 < argc;
+    if (std::strcmp(argv[i], "--first-only") == 0) {
+      first_only = true;
+    } else if (has_value && std::strcmp(argv[i], "--capacity") == 0) {
+      capacity = std::strtoull(argv[++i], nullptr, 10);
+    } else if (has_value && std::strcmp(argv[i], "--reps") == 0) {
+      reps = std::atoi(argv[++i]);
+    }
   }
   char dir_template[] = "/tmp/flightrec-bench-exporter-XXXXXX";
   if (mkdtemp(dir_template) == nullptr) return 1;
@@ -85,6 +95,7 @@ int main(int argc, char** argv) {
     steady.Scan(now, &log);
   }
   for (const int k : {-1, 0, 16, 256, 4096}) {
+    if (first_only && k >= 0) break;
     double best_wall = 1e9;
     double best_cpu = 1e9;
     uint64_t slots = 0;

@@ -217,6 +217,40 @@ class AlertPoller {
 const std::map<std::string, std::string> kJobEnv = {{"NCCL_FLIGHTREC_TIMEOUT_S", "600"},
                                                     {"NCCL_FLIGHTREC_VERDICT", "0"}};
 
+// The job tests' set-up: a ring directory, the exporter and a Prometheus
+// server on it, and the firing alerts polled while an emulated job writes
+// its rings there. The directories stay when a test failed.
+class PrometheusJob : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    rings_ = MakeTempDir("prom-job-rings");
+    stack_.reset(new PromStack(rings_));
+    ASSERT_TRUE(stack_->ok()) << stack_->Logs();
+    ASSERT_TRUE(stack_->Ready()) << stack_->Logs();
+    poller_.reset(new AlertPoller(stack_.get()));
+  }
+  void TearDown() override {
+    poller_.reset();
+    stack_.reset();
+    if (!HasFailure()) RunShell("rm -rf " + Quote(rings_) + " " + Quote(job_dir_));
+  }
+  // flightrec-emu ARGS with its rings in the scraped directory.
+  EmuJob RunJob(const std::string& tag, const std::string& args) {
+    std::map<std::string, std::string> env = kJobEnv;
+    env["NCCL_FLIGHTREC_DIR"] = rings_;
+    EmuJob job = RunEmu(tag, args, env);
+    job_dir_ = job.dir;
+    return job;
+  }
+  // The alerts seen firing since SetUp; stops polling.
+  std::vector<nlohmann::json> SeenAlerts() { return poller_->Stop(); }
+
+  std::string rings_;
+  std::string job_dir_;
+  std::unique_ptr<PromStack> stack_;
+  std::unique_ptr<AlertPoller> poller_;
+};
+
 TEST(Prometheus, PromtoolAcceptsTheExpositionAndItCountsWhatTheRingsHold) {
   const EmuJob job = RunEmu("prom-check", "--ranks 4 --tp 2 --ops 200 --job-id promcheck", kJobEnv);
   ASSERT_EQ(job.status, 0) << job.stderr_text;
@@ -261,22 +295,14 @@ TEST(Prometheus, PromtoolAcceptsTheExpositionAndItCountsWhatTheRingsHold) {
   RunShell("rm -rf " + Quote(job.dir));
 }
 
-TEST(Prometheus, StuckCollectiveAlertFiresForTheRanksThatWaitAndNotForTheStoppedOne) {
-  const std::string rings = MakeTempDir("prom-hung-rings");
-  PromStack stack(rings);
-  ASSERT_TRUE(stack.ok()) << stack.Logs();
-  ASSERT_TRUE(stack.Ready()) << stack.Logs();
-  AlertPoller poller(&stack);
+TEST_F(PrometheusJob, StuckCollectiveAlertFiresForTheRanksThatWaitAndNotForTheStoppedOne) {
   // Rank 1 stops before op 200 (a TP AllReduce): its TP partner waits in
   // op 200, ranks 2 and 3 in the DP ReduceScatter after it. The launcher
   // ends the job after 15 s without progress.
-  std::map<std::string, std::string> env = kJobEnv;
-  env["NCCL_FLIGHTREC_DIR"] = rings;
-  const EmuJob job = RunEmu("prom-hung",
+  const EmuJob job = RunJob("prom-hung",
                             "--ranks 4 --tp 2 --ops 100000 --step-us 1000 --job-id promhung "
-                            "--fault stuck:rank=1:op=200 --hang-timeout-s 15",
-                            env);
-  const std::vector<nlohmann::json> seen = poller.Stop();
+                            "--fault stuck:rank=1:op=200 --hang-timeout-s 15");
+  const std::vector<nlohmann::json> seen = SeenAlerts();
   ASSERT_EQ(job.status, 3) << job.stderr_text;
   std::map<int, std::string> pid_of_rank;
   for (const auto& r : job.summary["ranks"]) {
@@ -289,26 +315,18 @@ TEST(Prometheus, StuckCollectiveAlertFiresForTheRanksThatWaitAndNotForTheStopped
     stuck_pids.insert(a.value("pid", ""));
   }
   const std::set<std::string> waiting = {pid_of_rank[0], pid_of_rank[2], pid_of_rank[3]};
-  EXPECT_EQ(stuck_pids, waiting) << "rank 1 is pid " << pid_of_rank[1] << "; " << stack.Logs();
-  RunShell("rm -rf " + Quote(rings) + " " + Quote(job.dir));
+  EXPECT_EQ(stuck_pids, waiting) << "rank 1 is pid " << pid_of_rank[1] << "; " << stack_->Logs();
 }
 
-TEST(Prometheus, AHealthyJobFiresNoAlert) {
-  const std::string rings = MakeTempDir("prom-healthy-rings");
-  PromStack stack(rings);
-  ASSERT_TRUE(stack.ok()) << stack.Logs();
-  ASSERT_TRUE(stack.Ready()) << stack.Logs();
-  AlertPoller poller(&stack);
-  std::map<std::string, std::string> env = kJobEnv;
-  env["NCCL_FLIGHTREC_DIR"] = rings;
+TEST_F(PrometheusJob, AHealthyJobFiresNoAlert) {
   const EmuJob job =
-      RunEmu("prom-healthy", "--ranks 4 --tp 2 --ops 4000 --step-us 1000 --job-id promok", env);
+      RunJob("prom-healthy", "--ranks 4 --tp 2 --ops 4000 --step-us 1000 --job-id promok");
   // A few more evaluations with the finished job's rings in place.
   std::this_thread::sleep_for(std::chrono::seconds(4));
-  const std::vector<nlohmann::json> seen = poller.Stop();
+  const std::vector<nlohmann::json> seen = SeenAlerts();
   ASSERT_EQ(job.status, 0) << job.stderr_text;
   // Prometheus did scrape the job: its ops are in the TSDB.
-  EXPECT_GT(stack.Query("sum(flightrec_collectives_total{job=\"promok\"})"), 0) << stack.Logs();
+  EXPECT_GT(stack_->Query("sum(flightrec_collectives_total{job=\"promok\"})"), 0) << stack_->Logs();
   for (const nlohmann::json& a : seen) ADD_FAILURE() << "alert fired: " << a.dump();
   // Every query of the shipped dashboard is valid PromQL for this Prometheus
   // and names only metrics the exporter serves.
@@ -316,8 +334,8 @@ TEST(Prometheus, AHealthyJobFiresNoAlert) {
       ReadText(std::string(FLIGHTREC_SOURCE_DIR) + "/deploy/grafana/flightrec-dashboard.json"));
   std::set<std::string> served;
   for (const std::string& line : {std::string("/api/v1/label/__name__/values")}) {
-    const nlohmann::json names = stack.Api(line);
-    ASSERT_TRUE(names.is_object()) << stack.Logs();
+    const nlohmann::json names = stack_->Api(line);
+    ASSERT_TRUE(names.is_object()) << stack_->Logs();
     for (const auto& n : names["data"]) served.insert(n.get<std::string>());
   }
   int queries = 0;
@@ -327,7 +345,7 @@ TEST(Prometheus, AHealthyJobFiresNoAlert) {
       expr = std::regex_replace(expr, std::regex("\\$__rate_interval"), "1m");
       expr = std::regex_replace(expr, std::regex("\\$(job|host)"), ".*");
       const nlohmann::json r =
-          stack.Api("/api/v1/query?query=" + httplib::detail::encode_query_param(expr));
+          stack_->Api("/api/v1/query?query=" + httplib::detail::encode_query_param(expr));
       EXPECT_TRUE(r.is_object() && r.value("status", "") == "success") << expr;
       const std::regex metric("flightrec_[a-z_]+");
       for (std::sregex_iterator it(expr.begin(), expr.end(), metric), end; it != end; ++it) {
@@ -337,7 +355,6 @@ TEST(Prometheus, AHealthyJobFiresNoAlert) {
     }
   }
   EXPECT_GT(queries, 10);
-  RunShell("rm -rf " + Quote(rings) + " " + Quote(job.dir));
 }
 
 }  // namespace

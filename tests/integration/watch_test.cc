@@ -12,12 +12,14 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -559,6 +561,37 @@ TEST_F(WatchTest, TwoJobsShareOneDirectory) {
     EXPECT_TRUE(v["inputs"]["rejected"].empty()) << job << ": " << v["inputs"]["rejected"].dump();
     EXPECT_EQ(DoneLine(dir, job).rfind("generation=1 ", 0), 0u) << DoneLine(dir, job);
   }
+}
+
+// Every name a watcher creates in its directory is one that another
+// watcher's or an analysis's listing of the same directory skips, even
+// caught empty mid-write: a writability probe named like an input made a
+// second job's verdict list it as a rejected input (two watchers, one
+// directory).
+TEST_F(WatchTest, NamesAWatcherCreatesAreNeverInputs) {
+  const std::string dir = CopyOf(JobA(), "watch-names");
+  const int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_GE(inotify_add_watch(fd, dir.c_str(), IN_CREATE | IN_MOVED_TO), 0) << std::strerror(errno);
+  const WatchRun run = Watch("'" + dir + "' --once");
+  EXPECT_EQ(run.exit_code, 0) << Describe(run);
+  std::set<std::string> created;
+  alignas(struct inotify_event) char buf[64 * 1024];
+  for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) {
+    for (ssize_t off = 0; off < n;) {
+      const auto* e = reinterpret_cast<const struct inotify_event*>(buf + off);
+      if (e->len > 0) created.insert(e->name);
+      off += static_cast<ssize_t>(sizeof(struct inotify_event) + e->len);
+    }
+  }
+  close(fd);
+  EXPECT_NE(created.count("flightrec-wa.verdict.json"), 0u) << "inotify saw no verdict";
+  const std::string beside = CopyOf(JobA(), "watch-names-analyze");
+  for (const std::string& name : created) RunShell(": > '" + beside + "/" + name + "'");
+  const AnalyzeRun analyzed = RunAnalyze({beside});
+  ASSERT_TRUE(analyzed.report.is_object()) << analyzed.output;
+  EXPECT_TRUE(analyzed.report["inputs"]["rejected"].empty())
+      << analyzed.report["inputs"]["rejected"].dump();
 }
 
 // A sidecar started before the job: it sees the dumps appear, waits for the
