@@ -163,7 +163,7 @@ std::string HtmlReport(const ReportInput& in, const analysis::JobProgress& progr
   std::string s = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>flightrec: " +
                   std::string(analysis::VerdictName(a.verdict)) + "</title><style>" + kStyle +
                   "</style></head><body>\n<h1>flightrec report</h1>\n<p class=\"verdict\">" +
-                  Esc(Headline(in)) + "</p>\n";
+                  Esc(Headline(in)) + "</p>\n<p>" + Esc(TicketFacts(in)) + "</p>\n";
   if (!a.findings.empty()) {
     s += "<h2>Findings</h2>\n<table><tr><th>kind</th><th>comm</th><th>op</th><th>confidence</th>"
          "<th>evidence</th></tr>\n";
