@@ -111,7 +111,18 @@ std::string Headline(const ReportInput& in) {
   std::string s = verdict + ": " + analysis::FindingLead(in.index, f);
   const std::string waited = analysis::WaitedText(in.index, f);
   if (!waited.empty()) s += "; " + waited;
-  return s + "; " + analysis::FindingKindName(f.kind) + ": " + f.summary;
+  // The sub-communicator detail; the evidence is the finding's summary (the
+  // reports' findings, the JSON summary): a log line stays short.
+  s += std::string("; ") + analysis::FindingKindName(f.kind);
+  if (f.group >= 0) {
+    const analysis::CommGroup& g = in.index.groups()[f.group];
+    s += " on " + analysis::CommLabel(g);
+    if (f.kind != analysis::FindingKind::kAllStuck && !f.ranks.empty()) {
+      s += " (rank " + std::to_string(f.ranks.front().rank) + " of " + std::to_string(g.nranks) +
+           ")";
+    }
+  }
+  return s;
 }
 
 std::string Title(const ReportInput& in) {
@@ -128,6 +139,7 @@ std::string Title(const ReportInput& in) {
 std::string Summary(const ReportInput& in) {
   const analysis::Analysis& a = in.analysis;
   std::string s = Headline(in) + ".";
+  if (!a.findings.empty()) s += " Evidence: " + a.findings.front().summary + ".";
   if (!a.culprits.empty()) {
     s += std::string(a.culprits.size() > 1 ? " Root causes: " : " Root cause: ");
     for (size_t i = 0; i < a.culprits.size(); ++i) {

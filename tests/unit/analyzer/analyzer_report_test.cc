@@ -50,8 +50,9 @@ TEST(ReportTest, TextPutsTheVerdictFirstAndNamesTheCulprit) {
   const std::string text = report::TextReport(r.In());
   EXPECT_EQ(text.rfind("HANG: host-0 pid 4005 (world rank 5) never enqueued AllReduce #2; ", 0), 0u)
       << text;
-  EXPECT_NE(text.find("; lagging_rank: rank 1 (host-0 pid 4005, world rank 5) is 1 collective "
-                      "behind on comm `tp1`: it never enqueued AllReduce #2"),
+  EXPECT_NE(text.find("; lagging_rank on comm `tp1` (rank 1 of 4)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    rank 1 (host-0 pid 4005, world rank 5) is 1 collective behind on comm "
+                      "`tp1`: it never enqueued AllReduce #2"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("Root cause:\n  host-0 pid 4005 (world rank 5, tp1 rank 1, dp1 rank 1)"),
@@ -74,7 +75,8 @@ TEST(ReportTest, HeadlineLeadsWithHostPidAndGlobalRankInEveryFormat) {
   // How long: ranks waiting for a duration, since an ISO 8601 UTC time.
   EXPECT_TRUE(std::regex_search(
       headline, std::regex("; [0-9]+ ranks waiting [0-9.]+ (s|ms|us) \\(since "
-                           "20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9:]+Z\\); lagging_rank: ")))
+                           "20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9:]+Z\\); lagging_rank on "
+                           "comm `tp1` \\(rank 1 of 4\\)$")))
       << headline;
   EXPECT_LT(headline.find("world rank 5"), headline.find("`tp1`")) << headline;
   EXPECT_EQ(report::TextReport(r.In()).rfind(lead, 0), 0u);
@@ -94,7 +96,11 @@ TEST(ReportTest, JsonHasATicketTitleAndSummary) {
             "HANG in job job-1: host-0 pid 4005 (world rank 5) never enqueued AllReduce #2");
   const std::string summary = j["summary"];
   EXPECT_EQ(summary.find('\n'), std::string::npos);
-  EXPECT_EQ(summary.rfind(j["headline"].get<std::string>() + ". ", 0), 0u) << summary;
+  EXPECT_EQ(summary.rfind(j["headline"].get<std::string>() + ". Evidence: rank 1 (host-0 pid "
+                                                             "4005, world rank 5) is 1 collective",
+                          0),
+            0u)
+      << summary;
   EXPECT_NE(summary.find("Root cause: host-0 pid 4005 (world rank 5, tp1 rank 1, dp1 rank 1)."),
             std::string::npos)
       << summary;
