@@ -1,9 +1,32 @@
 #include "analyzer/cli/analysis_run.h"
 
+#include <time.h>
+
+#include <cerrno>
+#include <cstdlib>
+
 #include "analyzer/model/progress.h"
 
 namespace flightrec {
 namespace cli {
+namespace {
+
+// The analysis time the reports state: now, or SOURCE_DATE_EPOCH (seconds,
+// the reproducible-builds convention) so that a report can be regenerated
+// byte for byte (tests/golden).
+uint64_t AnalysisTime() {
+  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long secs = std::strtoull(epoch, &end, 10);
+    if (errno == 0 && end != epoch && *end == '\0') return secs * 1000000000ULL;
+  }
+  struct timespec ts = {};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace
 
 AnalysisRun::AnalysisRun(const std::vector<std::string>& paths, const AnalysisSettings& settings,
                          const std::function<void(const char*)>& lap) {
@@ -15,6 +38,8 @@ AnalysisRun::AnalysisRun(const std::vector<std::string>& paths, const AnalysisSe
   load.record_budget_bytes = settings.record_memory_mib << 20;
   load.window_records = settings.window;
   inputs_ = analysis::LoadInputs(paths, load);
+  inputs_.paths = paths;
+  inputs_.analyzed_wall_ns = AnalysisTime();
   done("load");
   index_ = std::make_unique<analysis::JobIndex>(inputs_.processes);
   index_->set_record_source(analysis::FileRecordSource(load));

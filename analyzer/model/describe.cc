@@ -2,9 +2,12 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <vector>
 
+#include "analyzer/model/progress.h"
 #include "flightrec/record_names.h"
 
 namespace flightrec {
@@ -20,9 +23,7 @@ std::string ProcessLabel(const ProcessSnapshot& p) {
   return (p.host.empty() ? std::string("?") : p.host) + " pid " + std::to_string(p.pid);
 }
 
-// The rank in the process's widest communicator ("world rank 5"): the
-// number an on-call engineer finds in the job's logs and scheduler.
-static std::string WidestRank(const ProcessSnapshot& p) {
+std::string GlobalRank(const ProcessSnapshot& p) {
   const CommSnapshot* widest = nullptr;
   for (const CommSnapshot& c : p.comms) {
     if (widest == nullptr || c.nranks > widest->nranks) widest = &c;
@@ -36,7 +37,7 @@ std::string RankLabel(const JobIndex& index, int32_t rank, int32_t process) {
   std::string s = "rank " + std::to_string(rank);
   if (process < 0) return s + " (no file)";
   const ProcessSnapshot& p = index.processes()[process];
-  const std::string widest = WidestRank(p);
+  const std::string widest = GlobalRank(p);
   s += " (" + ProcessLabel(p);
   if (!widest.empty()) s += ", " + widest;
   return s + ")";
@@ -74,8 +75,9 @@ struct tm UtcFields(uint64_t wall_ns) {
 std::string ClockTime(uint64_t wall_ns) {
   if (wall_ns == 0) return "?";
   const struct tm tm_utc = UtcFields(wall_ns);
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "%02d:%02d:%02d", tm_utc.tm_hour, tm_utc.tm_min, tm_utc.tm_sec);
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02dZ", tm_utc.tm_year + 1900,
+                tm_utc.tm_mon + 1, tm_utc.tm_mday, tm_utc.tm_hour, tm_utc.tm_min, tm_utc.tm_sec);
   return buf;
 }
 
@@ -119,6 +121,91 @@ OpRef OpOf(const OpRecord& r) {
   op.peer = op.p2p ? r.root_or_peer : -1;
   op.user_tag = r.user_tag;
   return op;
+}
+
+std::string WhoLabel(const ProcessSnapshot& p) {
+  const std::string global = GlobalRank(p);
+  return ProcessLabel(p) + (global.empty() ? "" : " (" + global + ")");
+}
+
+namespace {
+
+// " and 3 more" when a finding names more than one rank.
+std::string More(size_t named) {
+  return named > 1 ? " and " + std::to_string(named - 1) + " more" : std::string();
+}
+
+// Who a finding is about, host first; "" when it names nobody (all_stuck).
+std::string Who(const JobIndex& index, const Finding& f) {
+  if (!f.ranks.empty()) {
+    const RankNote& n = f.ranks.front();
+    if (n.process >= 0) return WhoLabel(index.processes()[n.process]);
+    if (f.group < 0) return "rank " + std::to_string(n.rank) + " (no file)";
+    // A hole is named by the widest comm that reports it (its global rank).
+    const auto [g, r] = index.MissingIdentity(f.group, n.rank);
+    const CommGroup& owner = index.groups()[g];
+    return (owner.name.empty() ? "rank " + std::to_string(r) + " of " + CommLabel(owner)
+                               : owner.name + " rank " + std::to_string(r)) +
+           " (no file)";
+  }
+  if (!f.extra_processes.empty()) return WhoLabel(index.processes()[f.extra_processes.front()]);
+  return "";
+}
+
+size_t Named(const Finding& f) {
+  return f.ranks.empty() ? f.extra_processes.size() : f.ranks.size();
+}
+
+}  // namespace
+
+std::string FindingLead(const JobIndex& index, const Finding& f) {
+  const std::string who = Who(index, f);
+  const std::string op = OpLabel(f.op);
+  const std::string comm = f.group >= 0 ? CommLabel(index.groups()[f.group]) : "its communicator";
+  switch (f.kind) {
+    case FindingKind::kLaggingRank: {
+      const RankNote& n = f.ranks.front();
+      if (n.skipped) return who + " skipped " + op;
+      if (n.behind > 0) return who + " never enqueued " + op;
+      return who + " has not reached " + op + " on its GPU";
+    }
+    case FindingKind::kMismatch:
+      return who + More(f.ranks.size()) + " called " + op + " with other arguments than " +
+             (f.contested ? "the other side (no majority)" : "the others");
+    case FindingKind::kDeadRank:
+      if (f.group < 0) return who + More(Named(f)) + " died during init";
+      return who + " stopped" + (f.op.valid ? " inside " + op : std::string());
+    case FindingKind::kMissingRank:
+      return who + More(f.ranks.size()) + (f.ranks.size() > 1 ? " have" : " has") + " no file";
+    case FindingKind::kAllStuck: {
+      std::vector<std::string> hosts;
+      for (const RankNote& n : f.ranks) {
+        if (n.process < 0) continue;
+        const std::string& h = index.processes()[n.process].host;
+        if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
+      }
+      std::string on = hosts.size() == 1 ? " (all on " + hosts.front() + ")"
+                                         : " (on " + std::to_string(hosts.size()) + " hosts)";
+      return "all " + std::to_string(f.ranks.size()) + " ranks of " + comm + on + " are inside " +
+             op + " and none finished";
+    }
+    case FindingKind::kDeadlock:
+      return who + More(Named(f)) + " wait on each other at " + op;
+    case FindingKind::kStraggler:
+      return who + " arrives late at collectives on " + comm;
+  }
+  return who;
+}
+
+std::string WaitedText(const JobIndex& index, const Finding& f) {
+  if (f.waiting_since_wall_ns == 0) return "";
+  uint64_t captured = 0;
+  for (const ProcessSnapshot& p : index.processes()) captured = std::max(captured, SnapshotTime(p));
+  std::string s = std::to_string(f.waiting) + (f.waiting == 1 ? " rank" : " ranks") + " waiting";
+  if (captured > f.waiting_since_wall_ns) {
+    s += " " + Seconds(static_cast<double>(captured - f.waiting_since_wall_ns));
+  }
+  return s + " (since " + ClockTime(f.waiting_since_wall_ns) + ")";
 }
 
 const char* FindingKindName(FindingKind kind) {

@@ -170,9 +170,17 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
                  "), so the records single out no rank: the GPU or the network of any of them "
                  "may be the one that hangs";
   }
+  // On one host, NCCL moves data through shared memory and NVLink: a network
+  // total of 0 bytes there says nothing.
+  const bool intra_node = std::all_of(f.ranks.begin(), f.ranks.end(), [&](const RankNote& n) {
+    return ctx.index.processes()[n.process].host ==
+           ctx.index.processes()[f.ranks.front().process].host;
+  });
+  const std::string moved = net_bytes > 0 || !intra_node
+                                ? "network moved " + std::to_string(net_bytes) + " bytes, "
+                                : std::string();
   f.summary += net_bytes > 0 || last_progress > 0
-                   ? "; network moved " + std::to_string(net_bytes) + " bytes, last progress at " +
-                         ClockTime(last_progress)
+                   ? "; " + moved + "last progress at " + ClockTime(last_progress)
                    : "; no network progress recorded";
   if (behind_it > 0) {
     f.summary += "; " + std::to_string(behind_it) + " more rank" +

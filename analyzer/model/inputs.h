@@ -46,6 +46,11 @@ struct Inputs {
   std::vector<SupersededInput> superseded;  // older files of those processes
   std::vector<RejectedInput> rejected;      // sorted by path
   std::string job_id;                       // the majority job id
+  // What the user asked to analyze and when (the reports' header): the
+  // PATH arguments as given, and the analysis time (0: not stated). Set by
+  // the CLI (cli/analysis_run.h), not by LoadInputs.
+  std::vector<std::string> paths;
+  uint64_t analyzed_wall_ns = 0;
 };
 
 using ReadFunction = std::function<ReadResult(const std::string& path)>;

@@ -21,6 +21,8 @@ constexpr uint64_t kDeadPolls = 3;
 constexpr uint64_t kDeadJitters = 4;
 constexpr uint64_t kDeadTimeoutDivisor = 2;
 
+}  // namespace
+
 uint64_t SnapshotTime(const ProcessSnapshot& p) {
   if (p.is_dump && p.dump_wall_ns != 0) return p.dump_wall_ns;
   if (p.heartbeat_wall_ns != 0) return p.heartbeat_wall_ns;
@@ -32,6 +34,8 @@ uint64_t SnapshotTime(const ProcessSnapshot& p) {
   }
   return newest;
 }
+
+namespace {
 
 // A dump sealed because an op was stuck (timeout), because another rank
 // asked (trigger), or at exit is itself the evidence: nothing recorded in it

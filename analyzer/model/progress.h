@@ -56,6 +56,9 @@ struct JobProgress {
 };
 
 JobProgress ComputeProgress(const JobIndex& index, const ProgressOptions& options);
+// When a process's state was captured: its dump time, else its heartbeat,
+// else its newest op (on its own clock).
+uint64_t SnapshotTime(const ProcessSnapshot& p);
 
 }  // namespace analysis
 }  // namespace flightrec

@@ -145,7 +145,7 @@ std::string HtmlReport(const ReportInput& in, const analysis::JobProgress& progr
                   std::string(analysis::VerdictName(a.verdict)) + "</title><style>" + kStyle +
                   kPositionGridStyle +
                   "</style></head><body>\n<h1>flightrec report</h1>\n<p class=\"verdict\">" +
-                  HtmlText(Headline(in)) + "</p>\n";
+                  HtmlText(Headline(in)) + "</p>\n<p>" + HtmlText(TicketFacts(in)) + "</p>\n";
   const std::vector<analysis::PositionGrid> grids =
       analysis::RootCauseGrids(in.index, in.analysis, progress);
   if (!grids.empty()) {

@@ -2,9 +2,11 @@
 
 #include "analyzer/model/analyzer.h"
 #include "analyzer/model/describe.h"
+#include "analyzer/report/next_step.h"
 #include "analyzer/report/op_json.h"
 #include "analyzer/report/report.h"
 #include "flightrec/record_names.h"
+#include "flightrec/version.h"
 
 namespace flightrec {
 namespace report {
@@ -105,6 +107,8 @@ json FindingJson(const ReportInput& in, const Finding& f) {
     j["waiting"] = f.waiting;
     j["waiting_since"] = analysis::IsoTime(f.waiting_since_wall_ns);
   }
+  const NextStep next = NextStepFor(index, f);
+  j["next_step"] = {{"action", next.action}, {"runbook", next.anchor}};
   return j;
 }
 
@@ -126,17 +130,26 @@ std::string JsonReport(const ReportInput& in) {
   // Where each process's state came from, in the order of `read`.
   json sources = json::array();
   for (const analysis::EvidenceSource& s : in.inputs.sources) sources.push_back(SourceJson(s));
-  json out = {
-      {"schema", kSchema},
-      {"verdict", analysis::VerdictName(in.analysis.verdict)},
-      {"headline", Headline(in)},
-      {"exit_code", analysis::ExitCodeFor(in.analysis)},
-      {"job_id", in.inputs.job_id},
-      {"findings", findings},
-      {"culprits", culprits},
-      {"inputs",
-       {{"read", read}, {"sources", sources}, {"superseded", superseded}, {"rejected", rejected}}},
-      {"notes", in.analysis.notes}};
+  json out = {{"schema", kSchema},
+              {"verdict", analysis::VerdictName(in.analysis.verdict)},
+              {"headline", Headline(in)},
+              {"title", Title(in)},
+              {"summary", Summary(in)},
+              {"analyzed_at", in.inputs.analyzed_wall_ns != 0
+                                  ? json(analysis::IsoTime(in.inputs.analyzed_wall_ns))
+                                  : json(nullptr)},
+              {"tool", {{"name", "flightrec"}, {"version", kVersion}}},
+              {"exit_code", analysis::ExitCodeFor(in.analysis)},
+              {"job_id", in.inputs.job_id},
+              {"findings", findings},
+              {"culprits", culprits},
+              {"inputs",
+               {{"paths", in.inputs.paths},
+                {"read", read},
+                {"sources", sources},
+                {"superseded", superseded},
+                {"rejected", rejected}}},
+              {"notes", in.analysis.notes}};
   // Names come from files: replace invalid UTF-8 rather than throw.
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

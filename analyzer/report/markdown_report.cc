@@ -2,6 +2,7 @@
 #include <string>
 
 #include "analyzer/model/describe.h"
+#include "analyzer/report/next_step.h"
 #include "analyzer/report/report.h"
 
 namespace flightrec {
@@ -37,32 +38,28 @@ std::string RanksText(const analysis::Finding& f) {
 std::string MarkdownReport(const ReportInput& in) {
   const analysis::Analysis& a = in.analysis;
   std::string s = "# flightrec report: " + std::string(analysis::VerdictName(a.verdict)) + "\n\n";
-  s += "**" + Cell(Headline(in)) + "**\n\n";
+  s += "**" + Cell(Headline(in)) + "**\n\n" + Cell(TicketFacts(in)) + "\n\n";
   if (!a.culprits.empty()) {
     s += "## Root causes\n\n";
     for (const analysis::Culprit& c : a.culprits) {
-      if (c.process < 0) {
-        s += "- rank " + std::to_string(c.rank) + " of " +
-             analysis::CommLabel(in.index.groups()[c.group]) + " (no file)\n";
-      } else {
-        s += "- " + analysis::ProcessLabel(in.index.processes()[c.process]) + "\n";
-        const std::string src = SourceText(in, c.process);
-        if (!src.empty()) s += "  - state from " + Cell(src) + "\n";
-      }
+      s += "- " + Cell(CulpritText(in, c)) + "\n";
+      const std::string src = SourceText(in, c.process);
+      if (!src.empty()) s += "  - state from " + Cell(src) + "\n";
     }
     s += "\n";
   }
   if (!a.findings.empty()) {
-    s += "## Findings\n\n| | kind | comm | ranks | op | confidence | evidence |\n"
-         "|---|---|---|---|---|---|---|\n";
+    s += "## Findings\n\n| | kind | comm | ranks | op | confidence | evidence | next step |\n"
+         "|---|---|---|---|---|---|---|---|\n";
     for (const analysis::Finding& f : a.findings) {
       char conf[16];
       std::snprintf(conf, sizeof(conf), "%.2f", f.confidence);
+      const NextStep next = NextStepFor(in.index, f);
       s += std::string("| ") + (f.root_cause ? "root cause" : "consequence") + " | " +
            analysis::FindingKindName(f.kind) + " | " +
            Cell(f.group >= 0 ? analysis::CommLabel(in.index.groups()[f.group]) : "") + " | " +
            RanksText(f) + " | " + Cell(analysis::OpLabel(f.op)) + " | " + conf + " | " +
-           Cell(f.summary) + " |\n";
+           Cell(f.summary) + " | " + Cell(next.action) + " (`" + next.anchor + "`) |\n";
     }
     s += "\n";
   }

@@ -22,9 +22,26 @@ struct ReportInput {
   const analysis::Analysis& analysis;
 };
 
-// One line, verdict first: "HANG: rank 5 (host-a pid 4242) is 1 collective
-// behind on comm `tp1`: ...".
+// One short line, verdict first, then who (host, pid, global rank), the op
+// with its step (user tag), how long ranks waited, then the first finding's
+// kind and sub-communicator: "HANG: host-a pid 4242 (world rank 133) never
+// enqueued AllReduce #812 (user tag 1234); 7 ranks waiting 42.0 s (since
+// 2025-08-25T12:03:41Z); lagging_rank on comm `tp1` (rank 5 of 8)". The
+// evidence is the finding's summary.
 std::string Headline(const ReportInput& in);
+// A ticket's title: "HANG in job 123: host-a pid 4242 (world rank 133)
+// never enqueued AllReduce #812 (user tag 1234)".
+std::string Title(const ReportInput& in);
+// A ticket's description in one paragraph: the headline, the first
+// finding's evidence, the root causes with their ranks, the next step, and
+// what was analyzed when.
+std::string Summary(const ReportInput& in);
+// "job 123; analyzed 2025-08-25T12:05:00Z by flightrec 0.1.0; paths: /a, /b"
+// (parts not known are left out).
+std::string TicketFacts(const ReportInput& in);
+// A root cause with its rank in every communicator: "host-a pid 4242
+// (world rank 133, tp1 rank 1)", or "rank 5 of comm `world` (no file)".
+std::string CulpritText(const ReportInput& in, const analysis::Culprit& c);
 
 // Where a process's state came from: "ring <path>: <reason>"; "" when the
 // inputs do not describe the index's processes.

@@ -4,7 +4,9 @@
 #include <string>
 
 #include "analyzer/model/describe.h"
+#include "analyzer/report/next_step.h"
 #include "analyzer/report/report.h"
+#include "flightrec/version.h"
 
 namespace flightrec {
 namespace report {
@@ -27,7 +29,18 @@ std::string Confidence(double c) {
   return buf;
 }
 
-// "host-a pid 4242 (world rank 5, tp1 rank 1)".
+std::string FindingLine(const ReportInput& in, const Finding& f) {
+  std::string s = std::string("  ") + analysis::FindingKindName(f.kind);
+  if (f.group >= 0) s += " on " + analysis::CommLabel(in.index.groups()[f.group]);
+  if (f.op.valid) s += " at " + analysis::OpLabel(f.op);
+  s += " (confidence " + Confidence(f.confidence) + ")\n    " + f.summary + "\n";
+  const NextStep next = NextStepFor(in.index, f);
+  s += "    next: " + next.action + " (" + next.anchor + ")\n";
+  return s;
+}
+
+}  // namespace
+
 std::string CulpritText(const ReportInput& in, const analysis::Culprit& c) {
   const analysis::JobIndex& index = in.index;
   if (c.process < 0) {
@@ -44,15 +57,20 @@ std::string CulpritText(const ReportInput& in, const analysis::Culprit& c) {
   return s + ")";
 }
 
-std::string FindingLine(const ReportInput& in, const Finding& f) {
-  std::string s = std::string("  ") + analysis::FindingKindName(f.kind);
-  if (f.group >= 0) s += " on " + analysis::CommLabel(in.index.groups()[f.group]);
-  if (f.op.valid) s += " at " + analysis::OpLabel(f.op);
-  s += " (confidence " + Confidence(f.confidence) + ")\n    " + f.summary + "\n";
+std::string TicketFacts(const ReportInput& in) {
+  std::string s;
+  auto add = [&s](const std::string& part) { s += (s.empty() ? "" : "; ") + part; };
+  if (!in.inputs.job_id.empty()) add("job " + in.inputs.job_id);
+  std::string when = "analyzed";
+  if (in.inputs.analyzed_wall_ns != 0) when += " " + analysis::IsoTime(in.inputs.analyzed_wall_ns);
+  add(when + " by flightrec " + kVersion);
+  if (!in.inputs.paths.empty()) {
+    std::string paths;
+    for (const std::string& p : in.inputs.paths) paths += (paths.empty() ? "" : ", ") + p;
+    add("paths: " + paths);
+  }
   return s;
 }
-
-}  // namespace
 
 std::string SourceText(const ReportInput& in, int32_t process) {
   if (process < 0 || in.inputs.sources.size() != in.index.processes().size()) return "";
@@ -89,12 +107,60 @@ std::string Headline(const ReportInput& in) {
     return verdict + ": no findings in " + std::to_string(in.index.processes().size()) +
            " processes, " + std::to_string(in.index.groups().size()) + " communicators";
   }
-  return verdict + ": " + a.findings.front().summary;
+  const Finding& f = a.findings.front();
+  std::string s = verdict + ": " + analysis::FindingLead(in.index, f);
+  const std::string waited = analysis::WaitedText(in.index, f);
+  if (!waited.empty()) s += "; " + waited;
+  // The sub-communicator detail; the evidence is the finding's summary (the
+  // reports' findings, the JSON summary): a log line stays short.
+  s += std::string("; ") + analysis::FindingKindName(f.kind);
+  if (f.group >= 0) {
+    const analysis::CommGroup& g = in.index.groups()[f.group];
+    s += " on " + analysis::CommLabel(g);
+    if (f.kind != analysis::FindingKind::kAllStuck && !f.ranks.empty()) {
+      s += " (rank " + std::to_string(f.ranks.front().rank) + " of " + std::to_string(g.nranks) +
+           ")";
+    }
+  }
+  return s;
+}
+
+std::string Title(const ReportInput& in) {
+  const analysis::Analysis& a = in.analysis;
+  std::string s = Upper(analysis::VerdictName(a.verdict));
+  if (!in.inputs.job_id.empty()) s += " in job " + in.inputs.job_id;
+  if (a.verdict == analysis::Verdict::kIncomplete) return s + ": no readable input";
+  if (a.findings.empty()) {
+    return s + ": no findings in " + std::to_string(in.index.processes().size()) + " processes";
+  }
+  return s + ": " + analysis::FindingLead(in.index, a.findings.front());
+}
+
+std::string Summary(const ReportInput& in) {
+  const analysis::Analysis& a = in.analysis;
+  std::string s = Headline(in) + ".";
+  if (!a.findings.empty()) s += " Evidence: " + a.findings.front().summary + ".";
+  if (!a.culprits.empty()) {
+    s += std::string(a.culprits.size() > 1 ? " Root causes: " : " Root cause: ");
+    for (size_t i = 0; i < a.culprits.size(); ++i) {
+      s += (i ? ", " : "") + CulpritText(in, a.culprits[i]);
+    }
+    s += ".";
+  }
+  if (!a.findings.empty()) {
+    const NextStep next = NextStepFor(in.index, a.findings.front());
+    s += " Next step: " + next.action + " (" + next.anchor + ").";
+    if (a.findings.size() > 1) {
+      s += " " + std::to_string(a.findings.size() - 1) + " more finding" +
+           (a.findings.size() > 2 ? "s" : "") + " in the report.";
+    }
+  }
+  return s + " " + std::to_string(in.inputs.read.size()) + " files read; " + TicketFacts(in) + ".";
 }
 
 std::string TextReport(const ReportInput& in) {
   const analysis::Analysis& a = in.analysis;
-  std::string s = Headline(in) + "\n";
+  std::string s = Headline(in) + "\n" + TicketFacts(in) + "\n";
   if (!a.culprits.empty()) {
     s += "\nRoot cause" + std::string(a.culprits.size() > 1 ? "s" : "") + ":\n";
     for (const analysis::Culprit& c : a.culprits) {

@@ -7,13 +7,16 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <string>
 
 #include "analyzer/model/inputs.h"
 #include "analyzer/model/progress.h"
+#include "analyzer/report/next_step.h"
 #include "analyzer/report/output.h"
 #include "analyzer/report/report.h"
+#include "flightrec/version.h"
 #include "unit/analyzer/analyzer_test_util.h"
 
 namespace flightrec {
@@ -45,18 +48,191 @@ JobSpec Stuck() {
 TEST(ReportTest, TextPutsTheVerdictFirstAndNamesTheCulprit) {
   Reported r(Stuck());
   const std::string text = report::TextReport(r.In());
-  EXPECT_EQ(
-      text.rfind(
-          "HANG: rank 1 (host-0 pid 4005, world rank 5) is 1 collective behind on comm `tp1`: "
-          "it never enqueued AllReduce #2",
-          0),
-      0u)
+  EXPECT_EQ(text.rfind("HANG: host-0 pid 4005 (world rank 5) never enqueued AllReduce #2; ", 0), 0u)
+      << text;
+  EXPECT_NE(text.find("; lagging_rank on comm `tp1` (rank 1 of 4)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    rank 1 (host-0 pid 4005, world rank 5) is 1 collective behind on comm "
+                      "`tp1`: it never enqueued AllReduce #2"),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("Root cause:\n  host-0 pid 4005 (world rank 5, tp1 rank 1, dp1 rank 1)"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("Consequences"), std::string::npos);
   EXPECT_NE(text.find("rejected /synthetic/garbage.ring: bad magic"), std::string::npos);
+}
+
+// The headline leads with what a stranger can find (host, pid, global
+// rank), then the op with its step and how long ranks waited; the
+// sub-communicator detail comes after. Every format carries the same line.
+TEST(ReportTest, HeadlineLeadsWithHostPidAndGlobalRankInEveryFormat) {
+  Reported r(Stuck());
+  r.job.result.findings[0].op.user_tag = 77;
+  const std::string lead =
+      "HANG: host-0 pid 4005 (world rank 5) never enqueued AllReduce #2 (user tag 77); ";
+  const std::string headline = report::Headline(r.In());
+  EXPECT_EQ(headline.rfind(lead, 0), 0u) << headline;
+  // How long: ranks waiting for a duration, since an ISO 8601 UTC time.
+  EXPECT_TRUE(std::regex_search(
+      headline, std::regex("; [0-9]+ ranks waiting [0-9.]+ (s|ms|us) \\(since "
+                           "20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9:]+Z\\); lagging_rank on "
+                           "comm `tp1` \\(rank 1 of 4\\)$")))
+      << headline;
+  EXPECT_LT(headline.find("world rank 5"), headline.find("`tp1`")) << headline;
+  EXPECT_EQ(report::TextReport(r.In()).rfind(lead, 0), 0u);
+  EXPECT_NE(report::MarkdownReport(r.In()).find("\n**" + lead), std::string::npos);
+  EXPECT_NE(report::HtmlReport(r.In(), r.Progress()).find("<p class=\"verdict\">" + lead),
+            std::string::npos);
+  const json j = json::parse(report::JsonReport(r.In()));
+  EXPECT_EQ(j["headline"], headline);
+}
+
+// What a ticket system needs: a short title and a one-paragraph summary,
+// added beside the flightrec.report/1 fields (none of which changes).
+TEST(ReportTest, JsonHasATicketTitleAndSummary) {
+  Reported r(Stuck());
+  const json j = json::parse(report::JsonReport(r.In()));
+  EXPECT_EQ(j["title"],
+            "HANG in job job-1: host-0 pid 4005 (world rank 5) never enqueued AllReduce #2");
+  const std::string summary = j["summary"];
+  EXPECT_EQ(summary.find('\n'), std::string::npos);
+  EXPECT_EQ(summary.rfind(j["headline"].get<std::string>() + ". Evidence: rank 1 (host-0 pid "
+                                                             "4005, world rank 5) is 1 collective",
+                          0),
+            0u)
+      << summary;
+  EXPECT_NE(summary.find("Root cause: host-0 pid 4005 (world rank 5, tp1 rank 1, dp1 rank 1)."),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("Next step: see where the process is stuck in its own code: `py-spy dump "
+                         "--pid 4005`"),
+            std::string::npos)
+      << summary;
+  EXPECT_EQ(j["schema"], "flightrec.report/1");
+  EXPECT_TRUE(j["headline"].is_string());
+  EXPECT_TRUE(j["findings"].is_array());
+}
+
+// Job id, analysis time with its zone, the analyzed paths and the tool
+// version, in every format.
+TEST(ReportTest, EveryFormatSaysWhatWasAnalyzedWhenAndByWhat) {
+  Reported r(Stuck());
+  r.inputs.paths = {"/collected/job-1", "/extra/rank9.ring"};
+  r.inputs.analyzed_wall_ns = kBaseWallNs + 1500000000ULL;  // 2023-11-14T22:13:21.500Z
+  const std::string facts =
+      std::string("job job-1; analyzed 2023-11-14T22:13:21.500Z by flightrec ") + kVersion +
+      "; paths: /collected/job-1, /extra/rank9.ring";
+  EXPECT_NE(report::TextReport(r.In()).find("\n" + facts + "\n"), std::string::npos)
+      << report::TextReport(r.In());
+  EXPECT_NE(report::MarkdownReport(r.In()).find(facts), std::string::npos);
+  EXPECT_NE(report::HtmlReport(r.In(), r.Progress()).find(facts), std::string::npos);
+  const json j = json::parse(report::JsonReport(r.In()));
+  EXPECT_EQ(j["job_id"], "job-1");
+  EXPECT_EQ(j["analyzed_at"], "2023-11-14T22:13:21.500Z");
+  EXPECT_EQ(j["tool"]["name"], "flightrec");
+  EXPECT_EQ(j["tool"]["version"], kVersion);
+  EXPECT_EQ(j["inputs"]["paths"], json::array({"/collected/job-1", "/extra/rank9.ring"}));
+  EXPECT_NE(j["summary"].get<std::string>().find(facts), std::string::npos);
+}
+
+// No time in any report is a bare clock time: each carries its zone (Z).
+TEST(ReportTest, TimesCarryTheirZone) {
+  for (const Fault fault : {Fault::kStuckBeforeOp, Fault::kGpuHang, Fault::kKilled}) {
+    JobSpec spec = Stuck();
+    spec.fault = fault;
+    Reported r(spec);
+    const std::string text = report::TextReport(r.In());
+    std::smatch m;
+    // hh:mm:ss not followed by a fraction or Z is a clock time without zone.
+    EXPECT_FALSE(
+        std::regex_search(text, m, std::regex("[0-9][0-9]:[0-9][0-9]:[0-9][0-9]([^.0-9Z]|$)")))
+        << m.str() << " in\n"
+        << text;
+    EXPECT_TRUE(std::regex_search(text, std::regex("T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"))) << text;
+  }
+}
+
+// Ranks of one host talk through shared memory and NVLink: "network moved
+// 0 bytes" says nothing there and is left out; across hosts it stays.
+// The hung op's kernels made progress once (channels started), none over
+// the network.
+std::vector<ProcessSnapshot> StartedButNoBytes(const JobSpec& spec) {
+  std::vector<ProcessSnapshot> procs = MakeJob(spec);
+  for (ProcessSnapshot& p : procs) {
+    for (CommSnapshot& c : p.comms) {
+      for (OpRecord& r : c.records) {
+        if (r.state < format::kOpDone && r.gpu_start_ns != 0) {
+          r.t_last_progress_ns = r.gpu_start_ns + 1000;
+        }
+      }
+    }
+  }
+  return procs;
+}
+
+TEST(ReportTest, ZeroNetworkTotalIsOmittedOnOneHost) {
+  JobSpec spec;
+  spec.fault = Fault::kGpuHang;
+  Analyzed one_host(StartedButNoBytes(spec));  // 8 ranks, all on host-0
+  const analysis::Finding* f = one_host.First(analysis::FindingKind::kAllStuck);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->summary.find("network moved 0 bytes"), std::string::npos) << f->summary;
+  EXPECT_NE(f->summary.find("last progress at"), std::string::npos) << f->summary;
+  spec.nranks = 16;  // host-0 and host-1
+  Analyzed two_hosts(StartedButNoBytes(spec));
+  f = two_hosts.First(analysis::FindingKind::kAllStuck);
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->summary.find("network moved 0 bytes"), std::string::npos) << f->summary;
+}
+
+std::string ReadRunbook() {
+  std::ifstream in(FLIGHTREC_RUNBOOK);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Every finding of every fault carries the runbook's next step: an action
+// and a section that exists in docs/runbook.md.
+TEST(ReportTest, EveryFindingHasTheRunbooksNextStep) {
+  const std::string runbook = ReadRunbook();
+  ASSERT_FALSE(runbook.empty()) << FLIGHTREC_RUNBOOK;
+  for (const std::string& anchor : report::RunbookAnchors()) {
+    const std::string id = anchor.substr(anchor.find('#') + 1);
+    EXPECT_NE(runbook.find("<a id=\"" + id + "\"></a>"), std::string::npos) << anchor;
+  }
+  const Fault faults[] = {Fault::kStuckBeforeOp, Fault::kSkipOp,      Fault::kMismatch,
+                          Fault::kKilled,        Fault::kMissingFile, Fault::kGpuHang,
+                          Fault::kSlowRank,      Fault::kDeadlock};
+  for (const Fault fault : faults) {
+    JobSpec spec = Stuck();
+    spec.fault = fault;
+    spec.count_period = fault == Fault::kSkipOp ? 3 : 0;
+    Reported r(spec);
+    const size_t findings = r.job.result.findings.size();
+    ASSERT_GT(findings, 0u) << static_cast<int>(fault);
+    const json j = json::parse(report::JsonReport(r.In()));
+    for (const json& f : j["findings"]) {
+      const std::string anchor = f["next_step"]["runbook"];
+      EXPECT_EQ(anchor.rfind("docs/runbook.md#next-", 0), 0u) << anchor;
+      EXPECT_NE(runbook.find("<a id=\"" + anchor.substr(anchor.find('#') + 1) + "\"></a>"),
+                std::string::npos)
+          << anchor;
+      EXPECT_FALSE(f["next_step"]["action"].get<std::string>().empty());
+    }
+    const std::string text = report::TextReport(r.In());
+    size_t lines = 0;
+    for (size_t at = text.find("\n    next: "); at != std::string::npos;
+         at = text.find("\n    next: ", at + 1)) {
+      ++lines;
+    }
+    size_t roots = 0;
+    for (const analysis::Finding& f : r.job.result.findings) roots += f.root_cause ? 1 : 0;
+    EXPECT_EQ(lines, roots + std::min<size_t>(findings - roots, 10)) << text;  // 10 shown
+    const std::string md = report::MarkdownReport(r.In());
+    EXPECT_NE(md.find("| next step |"), std::string::npos);
+    EXPECT_NE(md.find("(`docs/runbook.md#next-"), std::string::npos) << md;
+  }
 }
 
 TEST(ReportTest, HealthyTextSaysSo) {
@@ -71,7 +247,10 @@ TEST(ReportTest, MarkdownHasTheFindingsTable) {
   EXPECT_NE(md.find("| root cause | lagging_rank | comm `tp1` | 1 | AllReduce #2 |"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("## Root causes\n\n- host-0 pid 4005"), std::string::npos);
+  // The root causes with the ranks the text report gives.
+  EXPECT_NE(md.find("## Root causes\n\n- host-0 pid 4005 (world rank 5, tp1 rank 1, dp1 rank 1)\n"),
+            std::string::npos)
+      << md;
 }
 
 TEST(ReportTest, JsonFollowsTheSchema) {
