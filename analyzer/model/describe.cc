@@ -23,12 +23,17 @@ std::string ProcessLabel(const ProcessSnapshot& p) {
   return (p.host.empty() ? std::string("?") : p.host) + " pid " + std::to_string(p.pid);
 }
 
-std::string GlobalRank(const ProcessSnapshot& p) {
+const CommSnapshot* WidestComm(const ProcessSnapshot& p) {
   const CommSnapshot* widest = nullptr;
   for (const CommSnapshot& c : p.comms) {
     if (widest == nullptr || c.nranks > widest->nranks) widest = &c;
   }
-  if (widest == nullptr || widest->nranks <= 0) return "";
+  return widest != nullptr && widest->nranks > 0 ? widest : nullptr;
+}
+
+std::string GlobalRank(const ProcessSnapshot& p) {
+  const CommSnapshot* widest = WidestComm(p);
+  if (widest == nullptr) return "";
   std::string name = widest->name.empty() ? HexId(widest->comm_id) : widest->name;
   return name + " rank " + std::to_string(widest->rank);
 }

@@ -30,6 +30,9 @@ enum class IsoPrecision { kMilliseconds, kNanoseconds };
 std::string IsoTime(uint64_t wall_ns, IsoPrecision precision = IsoPrecision::kMilliseconds);
 OpRef OpOf(const OpRecord& r);
 
+// The process's widest communicator (its rank there is the global rank);
+// nullptr when it has none with a known size.
+const CommSnapshot* WidestComm(const ProcessSnapshot& p);
 // "world rank 5": the process's rank in its widest communicator (the number
 // in the job's logs and scheduler); "" when it has none.
 std::string GlobalRank(const ProcessSnapshot& p);

@@ -65,13 +65,10 @@ void ScanMember(const JobIndex& index, int32_t group, GridMember* m) {
 
 // The rank of a process in its widest communicator.
 void Identify(const ProcessSnapshot& p, GridMember* m) {
-  const CommSnapshot* widest = nullptr;
-  for (const CommSnapshot& c : p.comms) {
-    if (widest == nullptr || c.nranks > widest->nranks) widest = &c;
-  }
+  const CommSnapshot* widest = WidestComm(p);
   m->host = p.host;
   m->pid = p.pid;
-  if (widest != nullptr && widest->nranks > 0) {
+  if (widest != nullptr) {
     m->global_rank = widest->rank;
     m->widest_comm = widest->name;
   }

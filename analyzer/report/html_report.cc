@@ -14,6 +14,7 @@
 #include "analyzer/model/position_grid.h"
 #include "analyzer/report/html_position_grid.h"
 #include "analyzer/report/html_text.h"
+#include "analyzer/report/next_step.h"
 #include "analyzer/report/report.h"
 #include "flightrec/record_format.h"
 #include "flightrec/record_names.h"
@@ -155,15 +156,17 @@ std::string HtmlReport(const ReportInput& in, const analysis::JobProgress& progr
   }
   if (!a.findings.empty()) {
     s += "<h2>Findings</h2>\n<table><tr><th>kind</th><th>comm</th><th>op</th><th>confidence</th>"
-         "<th>evidence</th></tr>\n";
+         "<th>evidence</th><th>next step</th></tr>\n";
     for (const analysis::Finding& f : a.findings) {
       char conf[16];
       std::snprintf(conf, sizeof(conf), "%.2f", f.confidence);
+      const NextStep next = NextStepFor(in.index, f);
       s += std::string("<tr") + (f.root_cause ? " class=\"root\"" : "") + "><td>" +
            analysis::FindingKindName(f.kind) + "</td><td>" +
            HtmlText(f.group >= 0 ? analysis::CommLabel(in.index.groups()[f.group]) : "") +
            "</td><td>" + HtmlEscape(analysis::OpLabel(f.op)) + "</td><td>" + conf + "</td><td>" +
-           HtmlText(f.summary) + "</td></tr>\n";
+           HtmlText(f.summary) + "</td><td>" + HtmlText(next.action) + " (<code>" +
+           HtmlEscape(next.anchor) + "</code>)</td></tr>\n";
     }
     s += "</table>\n";
   }

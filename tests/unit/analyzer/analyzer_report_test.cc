@@ -232,6 +232,9 @@ TEST(ReportTest, EveryFindingHasTheRunbooksNextStep) {
     const std::string md = report::MarkdownReport(r.In());
     EXPECT_NE(md.find("| next step |"), std::string::npos);
     EXPECT_NE(md.find("(`docs/runbook.md#next-"), std::string::npos) << md;
+    const std::string html = report::HtmlReport(r.In(), r.Progress());
+    EXPECT_NE(html.find("<th>next step</th>"), std::string::npos);
+    EXPECT_NE(html.find("(<code>docs/runbook.md#next-"), std::string::npos) << html;
   }
 }
 
