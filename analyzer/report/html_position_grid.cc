@@ -57,20 +57,11 @@ const char* CellClass(GridCell c) {
   return "unknown";
 }
 
+// A cell's word: the model's name, shortened where the column is narrow.
 const char* CellText(GridCell c) {
-  switch (c) {
-    case GridCell::kDone:
-      return "done";
-    case GridCell::kRunning:
-      return "on GPU";
-    case GridCell::kEnqueued:
-      return "enqueued";
-    case GridCell::kNever:
-      return "never";
-    case GridCell::kUnknown:
-      break;
-  }
-  return "?";
+  if (c == GridCell::kNever) return "never";
+  if (c == GridCell::kUnknown) return "?";
+  return analysis::GridCellName(c);
 }
 
 // "global rank 6", or the comm rank when the process is unknown.
