@@ -183,7 +183,7 @@ ScanStats Collector::Scan(uint64_t now_wall_ns, std::vector<std::string>* log) {
 
 namespace {
 
-void Observe(const OpRecord& op, CommSeries* s) {
+void Observe(const LiveOp& op, CommSeries* s) {
   if (op.gpu_start_raw != 0 && op.gpu_end_raw >= op.gpu_start_raw) {
     s->duration.ObserveNs(op.gpu_end_raw - op.gpu_start_raw);
   }
@@ -205,7 +205,7 @@ void Collector::ScanRing(Ring* ring, ScanStats* stats) {
     kv.second.oldest_enqueue_ns = 0;
   }
   // Reused by every region and scan (at most kBatchSlots records).
-  std::vector<OpRecord>& recs = recs_;
+  std::vector<LiveOp>& recs = recs_;
   for (const CommSnapshot& c : ring->head.comms) {
     RegionTail& t = ring->tails[c.region_index];
     if (t.generation != c.generation) {
@@ -249,7 +249,7 @@ void Collector::ScanRing(Ring* ring, ScanStats* stats) {
         const uint64_t to = c.head - from > kBatchSlots ? from + kBatchSlots : c.head;
         recs.clear();
         ring->file.ReadSlots(c.region_index, from, to, &recs);
-        for (const OpRecord& op : recs) {
+        for (const LiveOp& op : recs) {
           s.count[format::kFuncUnknown] += op.slot_seq - expect;  // torn in between
           s.unread += op.slot_seq - expect;
           expect = op.slot_seq + 1;
@@ -278,6 +278,8 @@ void Collector::ScanRing(Ring* ring, ScanStats* stats) {
 }
 
 void Collector::Render(const ScanStats& scan, std::string* out) const {
+  const size_t start = out->size();
+  out->reserve(start + last_render_bytes_ + last_render_bytes_ / 8);
   Exposition e(out);
   e.Family("flightrec_build_info", "gauge", "flightrec exporter build; the value is always 1.");
   e.Sample("flightrec_build_info", {{"version", kVersion}}, 1);
@@ -315,74 +317,70 @@ void Collector::Render(const ScanStats& scan, std::string* out) const {
     e.Sample("flightrec_heartbeat_age_seconds", proc_labels(h), age);
   }
 
+  // Every communicator's labels, rendered once for its ~50 lines.
+  struct SeriesText {
+    const CommSeries* s;
+    std::string labels;
+  };
+  std::vector<SeriesText> series;
+  for (const auto& kv : rings_) {
+    for (const auto& sv : kv.second->series) {
+      series.push_back({&sv.second, LabelText(comm_labels(kv.second->head, sv.second))});
+    }
+  }
+  auto with_func = [](const std::string& labels, const std::string& func) {
+    return labels + ",func=\"" + EscapeLabelValue(func) + "\"";
+  };
+
   e.Family("flightrec_collectives_total", "counter",
            "Collective and p2p operations started (ring slots claimed), by function; "
            "func=\"unknown\" counts slots overwritten or torn before the exporter read them.");
-  for (const auto& kv : rings_) {
-    for (const auto& sv : kv.second->series) {
-      for (uint32_t f = 0; f < format::kNumFuncs; ++f) {
-        if (sv.second.count[f] == 0) continue;
-        Labels l = comm_labels(kv.second->head, sv.second);
-        l.push_back({"func", f == 0 ? std::string("unknown") : format::FuncName(f)});
-        e.Sample("flightrec_collectives_total", l, static_cast<double>(sv.second.count[f]));
-      }
+  for (const SeriesText& st : series) {
+    for (uint32_t f = 0; f < format::kNumFuncs; ++f) {
+      if (st.s->count[f] == 0) continue;
+      e.SampleText("flightrec_collectives_total",
+                   with_func(st.labels, f == 0 ? std::string("unknown") : format::FuncName(f)),
+                   static_cast<double>(st.s->count[f]));
     }
   }
   e.Family("flightrec_collective_bytes_total", "counter",
            "Payload bytes (count x element size) of the operations read, by function.");
-  for (const auto& kv : rings_) {
-    for (const auto& sv : kv.second->series) {
-      for (uint32_t f = 1; f < format::kNumFuncs; ++f) {
-        if (sv.second.count[f] == 0) continue;
-        Labels l = comm_labels(kv.second->head, sv.second);
-        l.push_back({"func", format::FuncName(f)});
-        e.Sample("flightrec_collective_bytes_total", l, static_cast<double>(sv.second.bytes[f]));
-      }
+  for (const SeriesText& st : series) {
+    for (uint32_t f = 1; f < format::kNumFuncs; ++f) {
+      if (st.s->count[f] == 0) continue;
+      e.SampleText("flightrec_collective_bytes_total", with_func(st.labels, format::FuncName(f)),
+                   static_cast<double>(st.s->bytes[f]));
     }
   }
   e.Family("flightrec_unread_records_total", "counter",
            "Operations whose record was overwritten (ring lap) or torn before the exporter read "
            "it: missing from bytes and histograms.");
-  for (const auto& kv : rings_) {
-    for (const auto& sv : kv.second->series) {
-      e.Sample("flightrec_unread_records_total", comm_labels(kv.second->head, sv.second),
-               static_cast<double>(sv.second.unread));
-    }
+  for (const SeriesText& st : series) {
+    e.SampleText("flightrec_unread_records_total", st.labels, static_cast<double>(st.s->unread));
   }
   e.Family("flightrec_collective_duration_seconds", "histogram",
            "GPU time of completed operations, first kernel start to last kernel end.");
-  for (const auto& kv : rings_) {
-    for (const auto& sv : kv.second->series) {
-      e.HistogramSamples("flightrec_collective_duration_seconds",
-                         comm_labels(kv.second->head, sv.second), sv.second.duration);
-    }
+  for (const SeriesText& st : series) {
+    e.HistogramText("flightrec_collective_duration_seconds", st.labels, st.s->duration);
   }
   e.Family("flightrec_collective_queueing_seconds", "histogram",
            "Time from enqueue (NCCL's Coll/P2p start) to the GPU start of completed operations.");
-  for (const auto& kv : rings_) {
-    for (const auto& sv : kv.second->series) {
-      e.HistogramSamples("flightrec_collective_queueing_seconds",
-                         comm_labels(kv.second->head, sv.second), sv.second.queueing);
-    }
+  for (const SeriesText& st : series) {
+    e.HistogramText("flightrec_collective_queueing_seconds", st.labels, st.s->queueing);
   }
   e.Family("flightrec_pending_ops", "gauge",
            "Operations enqueued and not yet completed (regions with completion tracking).");
-  for (const auto& kv : rings_) {
-    for (const auto& sv : kv.second->series) {
-      if (!sv.second.live) continue;
-      e.Sample("flightrec_pending_ops", comm_labels(kv.second->head, sv.second),
-               static_cast<double>(sv.second.pending));
-    }
+  for (const SeriesText& st : series) {
+    if (!st.s->live) continue;
+    e.SampleText("flightrec_pending_ops", st.labels, static_cast<double>(st.s->pending));
   }
   e.Family("flightrec_oldest_pending_op_seconds", "gauge",
            "Age of the oldest operation enqueued and not completed; 0 when nothing is pending.");
-  for (const auto& kv : rings_) {
-    for (const auto& sv : kv.second->series) {
-      if (!sv.second.live) continue;
-      const uint64_t t = sv.second.oldest_enqueue_ns;
-      const double age = t != 0 && now_wall_ns_ > t ? Seconds(now_wall_ns_ - t) : 0.0;
-      e.Sample("flightrec_oldest_pending_op_seconds", comm_labels(kv.second->head, sv.second), age);
-    }
+  for (const SeriesText& st : series) {
+    if (!st.s->live) continue;
+    const uint64_t t = st.s->oldest_enqueue_ns;
+    const double age = t != 0 && now_wall_ns_ > t ? Seconds(now_wall_ns_ - t) : 0.0;
+    e.SampleText("flightrec_oldest_pending_op_seconds", st.labels, age);
   }
   e.Family("flightrec_dropped_events_total", "counter",
            "NCCL profiler events the plugin could not record, by cause (docs/format.md).");
@@ -445,6 +443,7 @@ void Collector::Render(const ScanStats& scan, std::string* out) const {
     e.Sample("flightrec_exporter_file_skips_total", {{"reason", kv.first}},
              static_cast<double>(it == skips_total_.end() ? 0 : it->second));
   }
+  last_render_bytes_ = out->size() - start;
 }
 
 }  // namespace live

@@ -1,5 +1,6 @@
 #include "analyzer/live/exposition.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -7,17 +8,38 @@ namespace flightrec {
 namespace live {
 namespace {
 
-std::string FormatValue(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+void AppendValue(double v, std::string* out) {
+  if (std::isnan(v)) {
+    *out += "NaN";
+    return;
+  }
+  if (std::isinf(v)) {
+    *out += v > 0 ? "+Inf" : "-Inf";
+    return;
+  }
   char buf[40];
   // Integers (counters) print exactly; others with 17 significant digits.
   if (v == std::floor(v) && std::fabs(v) < 1e15) {
-    std::snprintf(buf, sizeof(buf), "%.0f", v);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%.17g", v);
+    const std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf), static_cast<int64_t>(v));
+    out->append(buf, r.ptr);
+    return;
   }
-  return buf;
+  const int n = std::snprintf(buf, sizeof(buf), "%.17g", v);
+  out->append(buf, n > 0 && static_cast<size_t>(n) < sizeof(buf) ? static_cast<size_t>(n) : 0);
+}
+
+// The `le` label values of kBucketBounds ("%g").
+const std::array<std::string, kBucketBounds.size()>& BucketLe() {
+  static const std::array<std::string, kBucketBounds.size()> le = [] {
+    std::array<std::string, kBucketBounds.size()> out;
+    for (size_t i = 0; i < kBucketBounds.size(); ++i) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%g", kBucketBounds[i]);
+      out[i] = buf;
+    }
+    return out;
+  }();
+  return le;
 }
 
 // kBucketBoundsNs is kBucketBounds in nanoseconds.
@@ -39,7 +61,7 @@ void Histogram::ObserveNs(uint64_t ns) {
     }
   }
   ++count;
-  sum += static_cast<double>(ns) / 1e9;
+  sum_ns += ns;
 }
 
 std::string EscapeLabelValue(const std::string& v) {
@@ -71,48 +93,62 @@ void Exposition::Family(const char* name, const char* type, const char* help) {
   *out_ += '\n';
 }
 
-void Exposition::Line(const std::string& name, const Labels& labels, const char* le, double value) {
-  *out_ += name;
-  if (!labels.empty() || le != nullptr) {
-    *out_ += '{';
-    bool first = true;
-    for (const auto& kv : labels) {
-      if (!first) *out_ += ',';
-      first = false;
-      *out_ += kv.first;
-      *out_ += "=\"";
-      *out_ += EscapeLabelValue(kv.second);
-      *out_ += '"';
-    }
-    if (le != nullptr) {
-      if (!first) *out_ += ',';
-      *out_ += "le=\"";
-      *out_ += le;
-      *out_ += '"';
-    }
-    *out_ += '}';
+std::string LabelText(const Labels& labels) {
+  std::string out;
+  for (const auto& kv : labels) {
+    if (!out.empty()) out += ',';
+    out += kv.first;
+    out += "=\"";
+    out += EscapeLabelValue(kv.second);
+    out += '"';
   }
-  *out_ += ' ';
-  *out_ += FormatValue(value);
-  *out_ += '\n';
+  return out;
+}
+
+void Exposition::Line(const char* name, const char* suffix, const std::string& label_text,
+                      const char* le, double value) {
+  std::string& out = *out_;
+  out += name;
+  out += suffix;
+  if (!label_text.empty() || le != nullptr) {
+    out += '{';
+    out += label_text;
+    if (le != nullptr) {
+      if (!label_text.empty()) out += ',';
+      out += "le=\"";
+      out += le;
+      out += '"';
+    }
+    out += '}';
+  }
+  out += ' ';
+  AppendValue(value, &out);
+  out += '\n';
 }
 
 void Exposition::Sample(const char* name, const Labels& labels, double value) {
-  Line(name, labels, nullptr, value);
+  Line(name, "", LabelText(labels), nullptr, value);
+}
+
+void Exposition::SampleText(const char* name, const std::string& label_text, double value) {
+  Line(name, "", label_text, nullptr, value);
 }
 
 void Exposition::HistogramSamples(const char* name, const Labels& labels, const Histogram& h) {
-  const std::string base = name;
+  HistogramText(name, LabelText(labels), h);
+}
+
+void Exposition::HistogramText(const char* name, const std::string& label_text,
+                               const Histogram& h) {
+  const auto& le = BucketLe();
   uint64_t cumulative = 0;
   for (size_t i = 0; i < kBucketBounds.size(); ++i) {
     cumulative += h.buckets[i];
-    char le[32];
-    std::snprintf(le, sizeof(le), "%g", kBucketBounds[i]);
-    Line(base + "_bucket", labels, le, static_cast<double>(cumulative));
+    Line(name, "_bucket", label_text, le[i].c_str(), static_cast<double>(cumulative));
   }
-  Line(base + "_bucket", labels, "+Inf", static_cast<double>(h.count));
-  Line(base + "_sum", labels, nullptr, h.sum);
-  Line(base + "_count", labels, nullptr, static_cast<double>(h.count));
+  Line(name, "_bucket", label_text, "+Inf", static_cast<double>(h.count));
+  Line(name, "_sum", label_text, nullptr, static_cast<double>(h.sum_ns) / 1e9);
+  Line(name, "_count", label_text, nullptr, static_cast<double>(h.count));
 }
 
 }  // namespace live

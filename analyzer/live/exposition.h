@@ -32,7 +32,7 @@ constexpr std::array<uint64_t, 16> kBucketBoundsNs = {
 struct Histogram {
   std::array<uint64_t, kBucketBounds.size()> buckets{};  // non-cumulative
   uint64_t count = 0;                                    // == the +Inf bucket
-  double sum = 0;
+  uint64_t sum_ns = 0;  // exact (2^64 ns is 584 years); rendered in seconds
   // One observation of `ns` nanoseconds (integer compares: the exporter
   // observes every record it reads).
   void ObserveNs(uint64_t ns);
@@ -46,14 +46,24 @@ class Exposition {
   void Sample(const char* name, const Labels& labels, double value);
   // name_bucket{...,le}, name_sum, name_count.
   void HistogramSamples(const char* name, const Labels& labels, const Histogram& h);
+  // The same, with the labels already rendered by LabelText: for series
+  // whose labels are shared by many lines (a scrape writes ~20 lines per
+  // communicator and histogram).
+  void SampleText(const char* name, const std::string& label_text, double value);
+  void HistogramText(const char* name, const std::string& label_text, const Histogram& h);
 
  private:
-  void Line(const std::string& name, const Labels& labels, const char* le, double value);
+  void Line(const char* name, const char* suffix, const std::string& label_text, const char* le,
+            double value);
   std::string* out_;
 };
 
 // Escapes a label value for the text format.
 std::string EscapeLabelValue(const std::string& v);
+
+// `a="x",b="y"`: the labels as they appear between the braces, values
+// escaped.
+std::string LabelText(const Labels& labels);
 
 }  // namespace live
 }  // namespace flightrec

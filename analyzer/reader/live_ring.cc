@@ -78,7 +78,9 @@ bool LiveRing::ReadHead(ProcessSnapshot* snapshot, RingProblem* problem, std::st
     return Fail(path_, RingProblem::kUnreadable, "cannot stat", problem, error);
   }
   const uint64_t file_bytes = static_cast<uint64_t>(st.st_size);
-  uint64_t want = file_bytes < kMaxPrefix ? file_bytes : kMaxPrefix;
+  // The header first, then only the region table (up to records_offset),
+  // never the records after it.
+  uint64_t want = file_bytes < format::kHeaderSize ? file_bytes : format::kHeaderSize;
   uint64_t done = 0;
   std::string read_error;
   prefix_.Resize(static_cast<size_t>(want));
@@ -101,10 +103,22 @@ bool LiveRing::ReadHead(ProcessSnapshot* snapshot, RingProblem* problem, std::st
     return Fail(path_, RingProblem::kForeign, "not a ring (file_kind " + std::to_string(kind) + ")",
                 problem, error);
   }
-  // Only the header and region table: the prefix up to records_offset.
-  if (prefix.Read(offsetof(format::FileHeader, records_offset), &records_offset) &&
-      records_offset < prefix.size) {
-    prefix.size = static_cast<size_t>(records_offset);
+  if (prefix.Read(offsetof(format::FileHeader, records_offset), &records_offset)) {
+    // The region table: at most kMaxPrefix bytes in all, so that a garbage
+    // records_offset cannot size a read (ParseHeaderPrefix rejects it).
+    uint64_t end = records_offset < kMaxPrefix ? records_offset : kMaxPrefix;
+    if (end > file_bytes) end = file_bytes;
+    if (end > done) {
+      prefix_.Resize(static_cast<size_t>(end));
+      uint64_t more = 0;
+      if (!reader_internal::PreadFully(fd_, done, prefix_.data() + done, end - done, &more,
+                                       &read_error)) {
+        return Fail(path_, RingProblem::kUnreadable, read_error, problem, error);
+      }
+      prefix = BoundedView{prefix_.data(), static_cast<size_t>(done + more)};
+    } else if (records_offset < prefix.size) {
+      prefix.size = static_cast<size_t>(records_offset);
+    }
   }
   ProcessSnapshot s;
   s.path = path_;
@@ -128,7 +142,7 @@ bool LiveRing::ReadHead(ProcessSnapshot* snapshot, RingProblem* problem, std::st
 }
 
 uint64_t LiveRing::ReadSlots(uint32_t region_index, uint64_t begin, uint64_t end,
-                             std::vector<OpRecord>* out) {
+                             std::vector<LiveOp>* out) {
   if (!head_ok_ || region_index >= layout_.max_regions || end <= begin) return 0;
   uint64_t bad_enums = 0;
   const reader_internal::LiveFile live{fd_};

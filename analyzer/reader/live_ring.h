@@ -18,6 +18,7 @@
 
 #include "analyzer/reader/byte_buffer.h"
 #include "analyzer/reader/image_header.h"
+#include "analyzer/reader/region_reader.h"
 #include "analyzer/reader/snapshot.h"
 
 namespace flightrec {
@@ -52,10 +53,11 @@ class LiveRing {
 
   // The valid records of slot sequences [begin, end) of region
   // `region_index` (only the last lap of it can still be there), appended
-  // to *out; returns how many slots of the range were not valid (torn,
-  // overwritten meanwhile, or unreadable). Needs a successful ReadHead.
-  uint64_t ReadSlots(uint32_t region_index, uint64_t begin, uint64_t end,
-                     std::vector<OpRecord>* out);
+  // to *out as LiveOps (validated as ReadSnapshotFile validates a record,
+  // decoded into only what the exporter uses); returns how many slots of
+  // the range were not valid (torn, overwritten meanwhile, or unreadable).
+  // Needs a successful ReadHead.
+  uint64_t ReadSlots(uint32_t region_index, uint64_t begin, uint64_t end, std::vector<LiveOp>* out);
 
   // Identity of the open file (a ring replaced under the same name is a new
   // file).

@@ -54,19 +54,23 @@ constexpr uint64_t kGpuSlackNs = 60000000000ULL;
 // converted with the offset the record's own observation implies instead:
 // start = that host time, end = start + the raw GPU duration, both within
 // the op's own span. Raw timers are kept as they were either way.
-void ConvertGpuTimes(const Record& r, const ImageLayout& layout, OpRecord* op) {
-  op->gpu_start_ns = layout.GpuToWall(r.gpu_start_raw);
-  op->gpu_end_ns = layout.GpuToWall(r.gpu_end_raw);
-  if (op->gpu_start_ns == 0 || r.t_enqueue_ns == 0 || r.t_last_progress_ns < r.t_enqueue_ns) {
-    return;
+struct GpuWall {
+  uint64_t start_ns;
+  uint64_t end_ns;
+};
+GpuWall ConvertGpuTimes(const Record& r, const ImageLayout& layout) {
+  GpuWall out{layout.GpuToWall(r.gpu_start_raw), layout.GpuToWall(r.gpu_end_raw)};
+  if (out.start_ns == 0 || r.t_enqueue_ns == 0 || r.t_last_progress_ns < r.t_enqueue_ns) {
+    return out;
   }
   const uint64_t start = r.gpu_start_raw + static_cast<uint64_t>(layout.gpu_to_mono_offset_ns);
   const bool early = start < r.t_enqueue_ns && r.t_enqueue_ns - start > kGpuSlackNs;
   const bool late = start > r.t_last_progress_ns && start - r.t_last_progress_ns > kGpuSlackNs;
-  if (!early && !late) return;
+  if (!early && !late) return out;
   const uint64_t own_offset = r.t_last_progress_ns - r.gpu_start_raw;  // mono - gpu, mod 2^64
-  op->gpu_start_ns = layout.MonoToWall(r.t_last_progress_ns);
-  op->gpu_end_ns = r.gpu_end_raw != 0 ? layout.MonoToWall(r.gpu_end_raw + own_offset) : 0;
+  out.start_ns = layout.MonoToWall(r.t_last_progress_ns);
+  out.end_ns = r.gpu_end_raw != 0 ? layout.MonoToWall(r.gpu_end_raw + own_offset) : 0;
+  return out;
 }
 
 OpRecord ToOpRecord(const Record& r, uint64_t seq, const ImageLayout& layout, uint64_t* bad) {
@@ -97,8 +101,24 @@ OpRecord ToOpRecord(const Record& r, uint64_t seq, const ImageLayout& layout, ui
   op.t_last_progress_ns = layout.MonoToWall(r.t_last_progress_ns);
   op.gpu_start_raw = r.gpu_start_raw;
   op.gpu_end_raw = r.gpu_end_raw;
-  ConvertGpuTimes(r, layout, &op);
+  const GpuWall gpu = ConvertGpuTimes(r, layout);
+  op.gpu_start_ns = gpu.start_ns;
+  op.gpu_end_ns = gpu.end_ns;
   op.net_bytes = r.net_bytes;
+  return op;
+}
+
+// ToOpRecord's rules, applied to only the fields a LiveOp holds.
+LiveOp ToLiveOp(const Record& r, uint64_t seq, const ImageLayout& layout, uint64_t* bad) {
+  LiveOp op;
+  op.slot_seq = seq;
+  op.bytes = BytesOf(r);
+  op.t_enqueue_ns = layout.MonoToWall(r.t_enqueue_ns);
+  op.gpu_start_ns = ConvertGpuTimes(r, layout).start_ns;
+  op.gpu_start_raw = r.gpu_start_raw;
+  op.gpu_end_raw = r.gpu_end_raw;
+  op.func = CheckedEnum(r.func, format::kNumFuncs, bad);
+  op.state = CheckedEnum(r.state, format::kNumOpStates, bad);
   return op;
 }
 
@@ -278,7 +298,7 @@ RegionOutcome ReadRegion(BoundedView image, const ImageLayout& layout, uint32_t 
 }
 
 uint64_t ReadLiveSlots(const LiveFile& live, const ImageLayout& layout, uint32_t index,
-                       uint64_t begin, uint64_t end, std::vector<OpRecord>* out,
+                       uint64_t begin, uint64_t end, std::vector<LiveOp>* out,
                        uint64_t* bad_enums) {
   // Reused by every call on this thread, like RereadSlots' buffers.
   thread_local ByteBuffer first_buf;
@@ -321,7 +341,7 @@ uint64_t ReadLiveSlots(const LiveFile& live, const ImageLayout& layout, uint32_t
           ++torn;
           continue;
         }
-        out->push_back(ToOpRecord(rec, seq, layout, bad_enums));
+        out->push_back(ToLiveOp(rec, seq, layout, bad_enums));
       }
     }
     begin += n;

@@ -13,6 +13,21 @@
 #include "analyzer/reader/snapshot.h"
 
 namespace flightrec {
+
+// What the exporter takes from one valid record (ReadLiveSlots): the fields
+// of OpRecord it uses, decoded by the same rules (payload bytes, enum range,
+// wall-clock and GPU-time conversion) from the same checked bytes.
+struct LiveOp {
+  uint64_t slot_seq = 0;
+  uint64_t bytes = 0;         // OpRecord::bytes
+  uint64_t t_enqueue_ns = 0;  // wall; 0: unknown
+  uint64_t gpu_start_ns = 0;  // wall; 0: unknown
+  uint64_t gpu_start_raw = 0;
+  uint64_t gpu_end_raw = 0;
+  uint8_t func = 0;   // format::FuncType; 0 when out of range
+  uint8_t state = 0;  // format::OpState; 0 when out of range
+};
+
 namespace reader_internal {
 
 // A head beyond this is not a real op count (2^48 ops is ~9 years at 1M
@@ -52,13 +67,13 @@ RegionOutcome ReadRegionDesc(BoundedView image, const ImageLayout& layout, uint3
 // the live ring file itself (no image): each run of slots is read three
 // times (first commits, data, commits again) with the fences of RereadSlots,
 // and a record is returned only when all three commits are seq + 1 and its
-// checksum holds (the same check ReadRegion applies). Only the last lap can
-// be held: slots before end - capacity are not read. Valid records are
-// appended to *out in ascending slot order; returns how many slots in the
-// range were torn, overwritten or unreadable.
+// checksum holds (the same check, CheckSlot, that ReadRegion applies). Only
+// the last lap can be held: slots before end - capacity are not read. Valid
+// records are appended to *out in ascending slot order, decoded only into a
+// LiveOp (the exporter's per-slot path); returns how many slots in the range
+// were torn, overwritten or unreadable.
 uint64_t ReadLiveSlots(const LiveFile& live, const ImageLayout& layout, uint32_t index,
-                       uint64_t begin, uint64_t end, std::vector<OpRecord>* out,
-                       uint64_t* bad_enums);
+                       uint64_t begin, uint64_t end, std::vector<LiveOp>* out, uint64_t* bad_enums);
 
 }  // namespace reader_internal
 }  // namespace flightrec

@@ -5,10 +5,12 @@
 // records per communicator, k = 0, 16, 256, 4096. Wall and process CPU time,
 // best of `--reps`; one JSON object per line on stdout.
 //
-//   flightrec-bench-exporter [--capacity N] [--reps N] [--first-only]
+//   flightrec-bench-exporter [--capacity N] [--reps N] [--first-only | --only K]
 //
 // --first-only: only the first-scrape case, `--reps` times (a profile of the
-// slot-reading path without the set-up of the other cases).
+// slot-reading path without the set-up of the other cases). --only K: only
+// the case of K new records per communicator (and the one set-up scan), for
+// a profile of that case (`--only 0`: a scrape with nothing new).
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -58,12 +60,15 @@ int main(int argc, char** argv) {
   uint64_t capacity = 4096;
   int reps = 5;
   bool first_only = false;
+  int only = -2;  // --only K; -2: every case
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (std::strcmp(argv[i], "--first-only") == 0) {
       first_only = true;
     } else if (has_value && std::strcmp(argv[i], "--capacity") == 0) {
       capacity = std::strtoull(argv[++i], nullptr, 10);
+    } else if (has_value && std::strcmp(argv[i], "--only") == 0) {
+      only = std::atoi(argv[++i]);
     } else if (has_value && std::strcmp(argv[i], "--reps") == 0) {
       reps = std::atoi(argv[++i]);
     }
@@ -96,6 +101,7 @@ int main(int argc, char** argv) {
   }
   for (const int k : {-1, 0, 16, 256, 4096}) {
     if (first_only && k >= 0) break;
+    if (only != -2 && k != only) continue;
     double best_wall = 1e9;
     double best_cpu = 1e9;
     uint64_t slots = 0;
