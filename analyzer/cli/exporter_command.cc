@@ -6,10 +6,10 @@
 // are never written, their writers never wait on it. A bad file is skipped
 // with a log line on stderr and a metric; the exporter goes on.
 //
-// Exit code: 0 stopped by SIGINT/SIGTERM (or --once done); 2 usage error,
-// the address cannot be bound or the textfile cannot be written.
+// Exit code: 0 stopped by SIGINT, SIGTERM or SIGHUP (stop_signal.h), or
+// --once done; 2 usage error, the address cannot be bound or the textfile
+// cannot be written (--once).
 #include <httplib.h>
-#include <pthread.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,7 +17,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -25,6 +24,7 @@
 #include <vector>
 
 #include "analyzer/cli/commands.h"
+#include "analyzer/cli/stop_signal.h"
 #include "analyzer/live/collector.h"
 
 namespace flightrec {
@@ -106,43 +106,6 @@ bool SplitListen(const std::string& listen, std::string* host, int* port) {
   }
 }
 
-// Stops on SIGINT/SIGTERM: both are blocked in every thread and taken by
-// one thread with sigwait, which then stops the server and the loop.
-class StopSignal {
- public:
-  StopSignal() {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set_, nullptr);  // before any thread starts
-  }
-  void Start(httplib::Server* server) {
-    waiter_ = std::thread([this, server] {
-      int sig = 0;
-      sigwait(&set_, &sig);
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        stop_ = true;
-      }
-      cv_.notify_all();
-      if (server != nullptr) server->stop();
-    });
-    waiter_.detach();  // it ends with the process
-  }
-  // Waits up to `seconds`; true once stopped.
-  bool WaitFor(double seconds) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return stop_; });
-  }
-
- private:
-  sigset_t set_;
-  std::thread waiter_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-};
-
 int Run(const ExporterArgs& args) {
   Exporter exporter(args.dirs);
   if (args.once) {
@@ -153,7 +116,7 @@ int Run(const ExporterArgs& args) {
     }
     return WriteAtomically(args.textfile, text) ? kExitOk : kExitError;
   }
-  StopSignal stop;
+  StopSignal stop;  // before the server's threads, which inherit its mask
   std::unique_ptr<httplib::Server> server;
   if (!args.listen.empty()) {
     std::string host;
@@ -178,18 +141,31 @@ int Run(const ExporterArgs& args) {
     std::printf("flightrec exporter: listening on %s:%d\n", host.c_str(), bound);
     std::fflush(stdout);
   }
-  stop.Start(server.get());
-  std::thread textfile_loop;
-  if (!args.textfile.empty()) {
-    textfile_loop = std::thread([&] {
-      do {
-        WriteAtomically(args.textfile, exporter.ScrapeText());
-      } while (!stop.WaitFor(args.interval_s));
-      if (server != nullptr) server->stop();
+  std::thread serving;
+  std::atomic<bool> served{false};
+  if (server != nullptr) {
+    serving = std::thread([&server, &served] {
+      server->listen_after_bind();
+      served.store(true, std::memory_order_release);  // pairs with the acquire load below
     });
   }
-  if (server != nullptr) server->listen_after_bind();
-  if (textfile_loop.joinable()) textfile_loop.join();
+  // This thread writes the textfile every interval (or only waits) until
+  // a stop signal; a write in progress is finished first, so the rename's
+  // temporary file never stays behind.
+  const std::chrono::milliseconds interval(static_cast<int64_t>(args.interval_s * 1000));
+  do {
+    if (!args.textfile.empty()) WriteAtomically(args.textfile, exporter.ScrapeText());
+  } while (!stop.WaitFor(interval));
+  if (server != nullptr) {
+    // stop() does nothing before listen_after_bind has started running.
+    // The acquire pairs with the release store in the serving thread.
+    while (!server->is_running() && !served.load(std::memory_order_acquire)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    server->stop();
+    serving.join();
+  }
+  std::fprintf(stderr, "flightrec exporter: stopped by %s\n", stop.SignalName().c_str());
   return kExitOk;
 }
 

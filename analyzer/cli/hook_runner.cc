@@ -49,7 +49,9 @@ std::vector<std::string> HookEnvironment(const HookSpec& spec) {
 std::string HookResult::Describe() const {
   if (!started) return "hook did not run: " + error;
   std::string s;
-  if (timed_out) {
+  if (stopped) {
+    s = "hook killed: flightrec watch was asked to stop";
+  } else if (timed_out) {
     s = "hook killed after its timeout";
   } else if (status >= 128) {
     s = "hook killed by signal " + std::to_string(status - 128);
@@ -117,11 +119,18 @@ HookResult RunHook(const HookSpec& spec) {
   uint64_t logged = 0;
   while (pipe_open || !reaped) {
     const Clock::time_point now = Clock::now();
+    if (!termed && spec.stop_fd >= 0) {
+      pollfd stop{spec.stop_fd, POLLIN, 0};
+      if (poll(&stop, 1, 0) == 1) {
+        r.stopped = true;
+        kill_at = now;
+      }
+    }
     if (now >= kill_at) {
       // The group: the shell and whatever it started.
       kill(-pid, termed ? SIGKILL : SIGTERM);
       if (!termed) {
-        r.timed_out = true;
+        r.timed_out = !r.stopped;
         termed = true;
         kill_at = now + std::chrono::seconds(2);
       } else {
@@ -163,7 +172,7 @@ HookResult RunHook(const HookSpec& spec) {
     }
   }
   if (WIFEXITED(wstatus)) {
-    r.exited = !r.timed_out;
+    r.exited = !r.timed_out && !r.stopped;
     r.status = WEXITSTATUS(wstatus);
   } else if (WIFSIGNALED(wstatus)) {
     r.status = 128 + WTERMSIG(wstatus);

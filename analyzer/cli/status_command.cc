@@ -4,22 +4,20 @@
 // process is signalled.
 //
 // Exit code: 0 nothing stalled or dead; 1 some process stalled or dead;
-// 2 usage error or no ring found. --watch ends with 0 on SIGINT, SIGTERM or
-// `q` on a terminal.
-#include <poll.h>
-#include <signal.h>
+// 2 usage error or no ring found. --watch ends with 0 on SIGINT, SIGTERM,
+// SIGHUP (stop_signal.h) or `q` on a terminal.
 #include <termios.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
-#include <cerrno>
+#include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "analyzer/cli/commands.h"
+#include "analyzer/cli/stop_signal.h"
 #include "analyzer/model/live_status.h"
 #include "analyzer/report/status_report.h"
 
@@ -42,15 +40,6 @@ struct StatusArgs {
 };
 
 uint64_t ToNs(double s) { return static_cast<uint64_t>(s * 1e9); }
-
-// --watch ends through this pipe: the signal handler writes a byte.
-int g_stop_pipe[2] = {-1, -1};
-
-void OnStopSignal(int) {
-  const char b = 1;
-  const ssize_t n = write(g_stop_pipe[1], &b, 1);
-  (void)n;
-}
 
 // A terminal on stdin in non-canonical mode, so that `q` arrives without
 // Enter; restored when destroyed.
@@ -76,13 +65,12 @@ class RawInput {
   bool active_ = false;
 };
 
-// Waits up to `ms` for the interval to pass; false when asked to stop.
-bool WaitInterval(int ms, bool keys) {
-  pollfd fds[2] = {{g_stop_pipe[0], POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
-  const int n = poll(fds, keys ? 2 : 1, ms);
-  if (n <= 0) return true;  // timeout (or EINTR: the pipe says whether to stop)
-  if (fds[0].revents != 0) return false;
-  if (keys && (fds[1].revents & POLLIN) != 0) {
+// Waits for the interval to pass; false when asked to stop (a stop
+// signal, or `q` when `keys`).
+bool WaitInterval(StopSignal* stop, std::chrono::milliseconds interval, bool keys) {
+  const StopSignal::Wake wake = stop->Wait(interval, keys ? STDIN_FILENO : -1);
+  if (wake == StopSignal::Wake::kStop) return false;
+  if (wake == StopSignal::Wake::kReadable) {
     char c = 0;
     if (read(STDIN_FILENO, &c, 1) == 1 && (c == 'q' || c == 'Q')) return false;
   }
@@ -107,18 +95,10 @@ int RunStatus(const StatusArgs& args) {
     std::fputs(Frame(args, options, &code).c_str(), stdout);
     return code;
   }
-  if (pipe(g_stop_pipe) != 0) {
-    std::fprintf(stderr, "flightrec status: pipe: %s\n", std::strerror(errno));
-    return kExitNoInput;
-  }
-  struct sigaction sa {};
-  sa.sa_handler = OnStopSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  StopSignal stop;
   const bool tty = isatty(STDOUT_FILENO) != 0;
   RawInput keys;
-  const int interval_ms = static_cast<int>(args.interval_s * 1000);
+  const std::chrono::milliseconds interval(static_cast<int64_t>(args.interval_s * 1000));
   do {
     const std::string frame = Frame(args, options, &code);
     // On a terminal: cursor home and clear, like top; elsewhere successive
@@ -127,7 +107,7 @@ int RunStatus(const StatusArgs& args) {
     std::fputs(frame.c_str(), stdout);
     if (!tty) std::fputs("\n", stdout);
     std::fflush(stdout);
-  } while (WaitInterval(interval_ms, keys.active()));
+  } while (WaitInterval(&stop, interval, keys.active()));
   return kExitOk;
 }
 
@@ -141,8 +121,9 @@ void AddStatusCommand(CLI::App& app, int* exit_code) {
       "stalled, idle or dead, rates, last ops (read-only; docs/status.md)");
   cmd->add_option("paths", args->paths, "Directories with ring files (or ring files)")->required();
   cmd->add_flag("--json", args->json, "Print the flightrec.status/1 JSON (docs/status.md)");
-  cmd->add_flag("--watch", args->watch,
-                "Refresh in place until SIGINT or 'q' (successive frames when not a terminal)");
+  cmd->add_flag(
+      "--watch", args->watch,
+      "Refresh in place until SIGINT, SIGTERM or 'q' (successive frames when not a terminal)");
   cmd->add_option("--interval", args->interval_s, "Seconds between --watch frames [2]")
       ->check(CLI::Range(0.1, 3600.0));
   cmd->add_option("--job", args->job, "Only this job id (a directory may hold several)");

@@ -25,6 +25,16 @@ uint64_t MtimeNs(const struct stat& st) {
          static_cast<uint64_t>(st.st_mtim.tv_nsec);
 }
 
+constexpr char kReleasedWord[] = "released";
+
+// "host pid released": the holder gave the generation up.
+bool IsReleased(const std::string& content) {
+  char host[256] = {}, word[16] = {};
+  long long pid = 0;
+  return std::sscanf(content.c_str(), "%255s %lld %15s", host, &pid, word) == 3 &&
+         std::strcmp(word, kReleasedWord) == 0;
+}
+
 std::string ReadSmallFile(const std::string& path) {
   std::ifstream in(path);
   std::string line;
@@ -112,10 +122,11 @@ VerdictLock::Attempt VerdictLock::TryAcquire(std::string* error) {
       watched_mtime_ns_ = MtimeNs(st);
       watched_since_ = now;
     }
-    take = now - watched_since_ >= stale_after_ || HolderIsDeadHere(content);
+    const bool released = IsReleased(content);
+    take = released || now - watched_since_ >= stale_after_ || HolderIsDeadHere(content);
     if (take) {
-      std::fprintf(stderr, "flightrec watch: taking over from stale verdict lock %s (holder %s)\n",
-                   path.c_str(), holder_.c_str());
+      std::fprintf(stderr, "flightrec watch: taking over from %s verdict lock %s (holder %s)\n",
+                   released ? "released" : "stale", path.c_str(), holder_.c_str());
     }
   }
   if (!take) return Attempt::kBusy;
@@ -137,6 +148,24 @@ VerdictLock::Attempt VerdictLock::TryAcquire(std::string* error) {
   fd_ = fd;
   generation_ = mine;
   return Attempt::kAcquired;
+}
+
+std::string VerdictLock::Release() {
+  const std::string path = LockPath(generation_);
+  if (fd_ < 0) return path;
+  const std::string content =
+      LocalHostName() + " " + std::to_string(getpid()) + " " + kReleasedWord + "\n";
+  // Longer than what it overwrites: no truncation, so no reader ever sees
+  // an empty lock.
+  if (pwrite(fd_, content.data(), content.size(), 0) != static_cast<ssize_t>(content.size())) {
+    std::fprintf(stderr, "flightrec watch: %s: cannot mark the verdict lock released: %s\n",
+                 path.c_str(), std::strerror(errno));
+  }
+  const timespec epoch[2] = {{0, 0}, {0, 0}};
+  futimens(fd_, epoch);
+  close(fd_);
+  fd_ = -1;
+  return path;
 }
 
 void VerdictLock::Abandon() {

@@ -12,8 +12,9 @@
 //
 // A lock nobody has refreshed for the stale limit (seen by the waiter's own
 // clock: no clock is compared across hosts), or whose holder is a dead pid
-// on this host, is taken over by creating generation g + 1. A holder that
-// finds a newer generation before writing gives up.
+// on this host, or that its holder released ("host pid released" inside,
+// mtime the epoch), is taken over by creating generation g + 1. A holder
+// that finds a newer generation before writing gives up.
 #ifndef FLIGHTREC_ANALYZER_CLI_VERDICT_LOCK_H_
 #define FLIGHTREC_ANALYZER_CLI_VERDICT_LOCK_H_
 
@@ -51,6 +52,13 @@ class VerdictLock {
   Attempt TryAcquire(std::string* error);
   // Gives up a generation just acquired (nothing was written under it).
   void Abandon();
+  // Gives up a generation whose incident stays unjudged (a stop signal):
+  // the file stays (generations only grow, so an older holder still sees
+  // it was taken over), marked released and with the epoch as its mtime,
+  // so that the next watcher, and the plugin's candidates, take over at
+  // once instead of waiting for it to go stale. The refreshing must have
+  // stopped. Returns the lock file's path.
+  std::string Release();
   // No newer generation exists: nobody took over from us.
   bool StillOurs() const;
   // Marks the lock alive (its mtime); called every second by the holder.

@@ -9,7 +9,9 @@
 //
 // Exit code: 0 a verdict was written; 3 another watcher holds or wrote the
 // verdict of this incident (nothing done); 2 errors (a directory that cannot
-// be read or written, the parent given by --parent-pid died).
+// be read or written, the parent given by --parent-pid died); 128 + signal
+// stopped by SIGINT, SIGTERM or SIGHUP (stop_signal.h) before its verdict,
+// its verdict lock released for the next watcher.
 #include <fcntl.h>
 #include <signal.h>
 #include <time.h>
@@ -33,6 +35,7 @@
 #include "analyzer/cli/commands.h"
 #include "analyzer/cli/dump_scan.h"
 #include "analyzer/cli/hook_runner.h"
+#include "analyzer/cli/stop_signal.h"
 #include "analyzer/cli/verdict_lock.h"
 #include "analyzer/model/describe.h"
 #include "analyzer/report/output.h"
@@ -47,6 +50,8 @@ using Clock = std::chrono::steady_clock;
 constexpr int kExitVerdict = 0;
 constexpr int kExitError = 2;
 constexpr int kExitNotOurs = 3;
+// Judge's "a stop signal came; the lock is still held" (not an exit code).
+constexpr int kStopRequested = -1;
 // A verdict lock not refreshed for this long is taken over; the holder
 // refreshes it every second (docs/design/verdict.md).
 constexpr std::chrono::seconds kStaleAfter{5};
@@ -177,8 +182,9 @@ std::string Culprits(const AnalysisRun& run) {
 
 class Watcher {
  public:
-  explicit Watcher(const WatchArgs& args)
+  Watcher(const WatchArgs& args, StopSignal* stop)
       : args_(args),
+        stop_(stop),
         dir_(std::filesystem::absolute(args.dirs[0]).lexically_normal().string()),
         parent_(args.parent_pid),
         scanner_(args.dirs) {
@@ -202,13 +208,27 @@ class Watcher {
     Complain("another watcher took the verdict lock over; leaving the verdict to it");
     return kExitNotOurs;
   }
-  void Sleep() const { std::this_thread::sleep_for(std::chrono::milliseconds(args_.poll_ms)); }
+  // Waits one poll period; true when a stop signal came instead.
+  bool Sleep() { return stop_->WaitFor(std::chrono::milliseconds(args_.poll_ms)); }
+  // The stop signal's end: one line on stderr, exit 128 + signal. A lock
+  // still held is released for the next watcher (the refreshing thread has
+  // stopped by now).
+  int Stopped(VerdictLock* held) {
+    std::string what = "no verdict lock held";
+    if (held != nullptr && held->held()) {
+      what = "no verdict written; released the verdict lock " + held->Release() +
+             " for the next watcher";
+    }
+    Complain("stopped by " + stop_->SignalName() + ": " + what);
+    return 128 + stop_->signal();
+  }
   Incident Assess(const std::string& job, const Coverage& coverage);
   // The incident is open and the lock is ours: wait for the set, analyze,
   // write, hook. Returns the exit code (kExitVerdict to go on watching).
   int Judge(const std::string& job, VerdictLock* lock, Incident incident);
 
   const WatchArgs& args_;
+  StopSignal* stop_;
   std::string dir_;
   std::string job_;
   ParentWatch parent_;
@@ -234,7 +254,8 @@ int Watcher::Run() {
   }
   std::unique_ptr<VerdictLock> lock;
   std::string lock_job;
-  for (;; Sleep()) {
+  for (bool first = true;; first = false) {
+    if ((!first && Sleep()) || stop_->Requested()) return Stopped(lock.get());
     if (!ParentAlive()) return kExitError;
     if (!scanner_.Scan(&error)) {
       Complain(error);
@@ -289,6 +310,7 @@ int Watcher::Run() {
       continue;
     }
     const int rc = Judge(job, lock.get(), incident);
+    if (rc == kStopRequested) return Stopped(lock.get());
     lock.reset();
     incident_seen_ = false;
     // Without --once a lost lock is not the end: the taker writes this
@@ -303,6 +325,7 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
       std::chrono::milliseconds(static_cast<int64_t>(args_.grace_s * 1000));
   std::string error;
   while (!incident.complete()) {
+    if (stop_->Requested()) return kStopRequested;
     if (keeper.parent_gone() || !ParentAlive()) return kExitError;
     if (!lock->StillOurs()) return LostLock();
     const bool local_grace = Clock::now() - first_seen_ >= grace;
@@ -319,13 +342,14 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
                (missing.empty() ? std::string() : "; no dump from" + missing));
       break;
     }
-    Sleep();
+    if (Sleep()) return kStopRequested;
     if (!scanner_.Scan(&error)) {
       Complain(error);
       return kExitError;
     }
     incident = Assess(job, lock->ReadDone().coverage());
   }
+  if (stop_->Requested()) return kStopRequested;  // the analysis is not interrupted
   const AnalysisRun run(scanner_.InputsOf(job), AnalysisSettings{});
   const VerdictPaths paths(dir_, job);
   const std::pair<const std::string*, ReportFormat> outputs[] = {
@@ -334,6 +358,7 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
       {&paths.html, ReportFormat::kHtml},
       {&paths.txt, ReportFormat::kText}};
   for (const auto& [path, format] : outputs) {
+    if (stop_->Requested()) return kStopRequested;
     if (keeper.parent_gone() || !ParentAlive()) return kExitError;
     if (!lock->StillOurs()) return LostLock();
     if (!report::WriteOutput(*path, run.Render(format), &error)) {
@@ -341,6 +366,7 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
       return kExitError;
     }
   }
+  if (stop_->Requested()) return kStopRequested;
   if (!lock->StillOurs()) return LostLock();
   if (!lock->MarkDone(incident.start_ns, std::max(incident.newest_ns, WallNowNs()), &error)) {
     Complain(error);
@@ -354,6 +380,7 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
   hook.command = args_.on_verdict;
   hook.log_path = paths.hook_log;
   hook.timeout_s = args_.hook_timeout_s;
+  hook.stop_fd = stop_->fd();
   hook.env = {{"FLIGHTREC_VERDICT", analysis::VerdictName(run.result().verdict)},
               {"FLIGHTREC_REPORT", paths.json},
               {"FLIGHTREC_REPORT_MD", paths.md},
@@ -406,7 +433,8 @@ void AddWatchCommand(CLI::App& app, int* exit_code) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    Watcher watcher(*args);
+    StopSignal stop;  // before LockKeeper's thread, which inherits its mask
+    Watcher watcher(*args, &stop);
     *exit_code = watcher.Run();
   });
 }

@@ -29,6 +29,7 @@
 
 #include "integration/emu_job.h"
 #include "integration/ring_view.h"
+#include "integration/spawned.h"
 
 namespace flightrec {
 namespace itest {
@@ -55,41 +56,6 @@ int FreePort() {
   return ntohs(a.sin_port);
 }
 
-// A background process (`exec`ed by /bin/sh), ended with SIGTERM, then
-// SIGKILL after 10 s.
-class Daemon {
- public:
-  explicit Daemon(const std::string& cmd) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-  }
-  ~Daemon() { Stop(); }
-  bool running() { return pid_ > 0 && waitpid(pid_, &status_, WNOHANG) == 0; }
-  // The exit status (WEXITSTATUS, or 128 + signal).
-  int Stop() {
-    if (pid_ <= 0) return status_;
-    kill(pid_, SIGTERM);
-    for (int i = 0; i < 100; ++i) {
-      if (waitpid(pid_, &status_, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, &status_, 0);
-    pid_ = -1;
-    return 128 + SIGKILL;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int status_ = 0;
-};
-
 // The shipped rules with the stuck threshold lowered from 5 min to 2 s and
 // its `for` from 1 min to none, so that a test hang of seconds trips it; the
 // expression itself is the shipped one.
@@ -111,9 +77,9 @@ std::string TestRules() {
 class PromStack {
  public:
   explicit PromStack(const std::string& rings) : dir_(MakeTempDir("prom")) {
-    exporter_.reset(new Daemon(Cli() + " exporter --listen 127.0.0.1:0 " + Quote(rings) + " >" +
-                               Quote(dir_ + "/exporter.out") + " 2>" +
-                               Quote(dir_ + "/exporter.err")));
+    exporter_.reset(new Spawned(Cli() + " exporter --listen 127.0.0.1:0 " + Quote(rings) + " >" +
+                                Quote(dir_ + "/exporter.out") + " 2>" +
+                                Quote(dir_ + "/exporter.err")));
     const std::regex listening("listening on 127\\.0\\.0\\.1:([0-9]+)");
     std::smatch m;
     for (int i = 0; i < 300 && exporter_port_ <= 0; ++i) {
@@ -130,7 +96,7 @@ class PromStack {
         << "scrape_configs:\n  - job_name: flightrec\n    honor_labels: true\n"
            "    static_configs:\n      - targets: ['127.0.0.1:"
         << exporter_port_ << "']\n";
-    prometheus_.reset(new Daemon(
+    prometheus_.reset(new Spawned(
         "prometheus --config.file=" + Quote(dir_ + "/prometheus.yml") + " --storage.tsdb.path=" +
         Quote(dir_ + "/tsdb") + " --web.listen-address=127.0.0.1:" + std::to_string(prom_port_) +
         " --log.level=warn >" + Quote(dir_ + "/prometheus.log") + " 2>&1"));
@@ -139,8 +105,8 @@ class PromStack {
     }
   }
   ~PromStack() {
-    prometheus_->Stop();
-    exporter_->Stop();
+    prometheus_->Stop(SIGTERM, 10);
+    exporter_->Stop(SIGTERM, 10);
     RunShell("rm -rf " + Quote(dir_));
   }
   bool Ready() {
@@ -180,8 +146,8 @@ class PromStack {
 
  private:
   std::string dir_;
-  std::unique_ptr<Daemon> exporter_;
-  std::unique_ptr<Daemon> prometheus_;
+  std::unique_ptr<Spawned> exporter_;
+  std::unique_ptr<Spawned> prometheus_;
   int exporter_port_ = -1;
   int prom_port_ = -1;
 };
@@ -281,8 +247,8 @@ TEST(Prometheus, PromtoolAcceptsTheExpositionAndItCountsWhatTheRingsHold) {
   // file: node_exporter reads it any time), the same exposition; SIGTERM
   // ends the daemon with status 0.
   const std::string textfile = job.dir + "/textfile.prom";
-  Daemon daemon(Cli() + " exporter --textfile " + Quote(textfile) + " --interval 1 " +
-                Quote(job.ring_dir));
+  Spawned daemon(Cli() + " exporter --textfile " + Quote(textfile) + " --interval 1 " +
+                 Quote(job.ring_dir));
   for (int i = 0; i < 300 && ReadText(textfile).empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -291,7 +257,7 @@ TEST(Prometheus, PromtoolAcceptsTheExpositionAndItCountsWhatTheRingsHold) {
       << ReadText(check);
   EXPECT_NE(ReadText(textfile).find("flightrec_collectives_total{job=\"promcheck\""),
             std::string::npos);
-  EXPECT_EQ(daemon.Stop(), 0);
+  EXPECT_EQ(daemon.Stop(SIGTERM, 10), 0);
   RunShell("rm -rf " + Quote(job.dir));
 }
 

@@ -17,7 +17,6 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -26,6 +25,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -36,6 +36,7 @@
 #include "integration/analyze_run.h"
 #include "integration/emu_job.h"
 #include "integration/ring_view.h"
+#include "integration/spawned.h"
 
 namespace flightrec {
 namespace itest {
@@ -72,13 +73,7 @@ class LiveJob {
     job_.dir = MakeTempDir(tag);
     job_.ring_dir = job_.dir + "/rings";
     mkdir(job_.ring_dir.c_str(), 0755);
-    const std::string cmd = EmuCommand(job_, args, env);
-    pid_ = fork();
-    if (pid_ == 0) {
-      execl("/bin/sh", "sh", "-c", ("exec " + cmd + " >/dev/null 2>&1").c_str(),
-            static_cast<char*>(nullptr));
-      _exit(127);
-    }
+    launcher_ = std::make_unique<Spawned>(EmuCommand(job_, args, env) + " >/dev/null 2>&1");
   }
   ~LiveJob() {
     Stop();
@@ -86,18 +81,12 @@ class LiveJob {
   }
   LiveJob(const LiveJob&) = delete;
   LiveJob& operator=(const LiveJob&) = delete;
-  void Stop() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);  // the launcher kills every rank
-    int st = 0;
-    waitpid(pid_, &st, 0);
-    pid_ = -1;
-  }
+  void Stop() { launcher_->Stop(SIGTERM, 120); }  // the launcher kills every rank
   const std::string& rings() const { return job_.ring_dir; }
 
  private:
   EmuJob job_;
-  pid_t pid_ = -1;
+  std::unique_ptr<Spawned> launcher_;
 };
 
 // Runs `flightrec status --json args` until `done(report)` holds (at most

@@ -4,9 +4,10 @@
 // files, the same culprits as `flightrec analyze --format json`, the hook's
 // environment and log, one verdict among several watchers, takeover of a
 // frozen or killed holder, a hanging and a flooding hook, an unwritable
-// directory, two jobs in one directory, a sidecar watching a live job, and a
-// watcher whose parent dies. Every watcher runs under a bound (a hung one
-// fails the test instead of hanging it).
+// directory, two jobs in one directory, a sidecar watching a live job, a
+// watcher whose parent dies, and a watcher stopped by SIGTERM, SIGINT or
+// SIGHUP (holding the lock, idle, in its hook). Every watcher runs under a
+// bound (a hung one fails the test instead of hanging it).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -33,6 +34,7 @@
 #include "integration/analyze_run.h"
 #include "integration/emu_job.h"
 #include "integration/ring_view.h"
+#include "integration/spawned.h"
 
 namespace flightrec {
 namespace itest {
@@ -72,45 +74,6 @@ WatchRun Watch(const std::string& args, const std::string& prefix = "") {
 std::string Describe(const WatchRun& r) {
   return "exit " + std::to_string(r.exit_code) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
 }
-
-// A process started through /bin/sh -c "exec CMD" (so its pid is CMD's).
-class Spawned {
- public:
-  explicit Spawned(const std::string& cmd) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-  }
-  ~Spawned() {
-    if (pid_ > 0 && !reaped_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  pid_t pid() const { return pid_; }
-  // Exit status; -1 when it had to be killed after `bound_s`.
-  int Wait(int bound_s) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(bound_s);
-    int status = 0;
-    while (waitpid(pid_, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > end) {
-        kill(pid_, SIGKILL);
-        waitpid(pid_, &status, 0);
-        reaped_ = true;
-        return -1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    reaped_ = true;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
- private:
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-};
 
 bool Exists(const std::string& path) {
   struct stat st;
@@ -439,6 +402,84 @@ TEST_F(WatchTest, StaleLockOfAKilledWatcherIsTakenOver) {
   EXPECT_NE(taker.err.find("taking over"), std::string::npos) << Describe(taker);
   EXPECT_EQ(DoneLine(dir, "wa").rfind("generation=2 ", 0), 0u) << DoneLine(dir, "wa");
   EXPECT_TRUE(Exists(Verdict(dir, "wa", "txt")));
+}
+
+// SIGTERM while it holds the lock (waiting for a dump that never comes): it
+// exits by itself with 128 + 15 and one line saying why, writes nothing,
+// leaves no temporary file, and marks its lock released, so the next
+// watcher takes the verdict over at once, not after the 5 s a stale lock
+// needs (from another host, where the holder's pid cannot be checked,
+// staleness would be the only way).
+TEST_F(WatchTest, StopSignalReleasesTheLockForTheNextWatcher) {
+  const std::string dir = IncompleteCopyOf(JobA(), "watch-sigterm");
+  const std::string out = NewDir("watch-sigtermout");
+  const std::string lock = dir + "/flightrec-wa.verdict-1.lock";
+  Spawned holder(Flightrec() + " watch '" + dir + "' --once --grace 300 >'" + out + "/a.out' 2>'" +
+                 out + "/a.err'");
+  ASSERT_TRUE(WaitForFile(lock, 60)) << ReadText(out + "/a.err");
+  EXPECT_EQ(holder.Stop(SIGTERM, 60), 128 + SIGTERM) << ReadText(out + "/a.err");
+  EXPECT_FALSE(holder.signaled()) << "killed by the signal instead of exiting";
+  const std::string err = ReadText(out + "/a.err");
+  EXPECT_NE(err.find("stopped by SIGTERM: no verdict written; released the verdict lock " + lock),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(ReadText(out + "/a.out"), "");
+  EXPECT_NE(ReadText(lock).find(" released"), std::string::npos) << ReadText(lock);
+  EXPECT_FALSE(Exists(Verdict(dir, "wa", "json")));
+  EXPECT_TRUE(ListFiles(dir, ".tmp").empty());
+  const WatchRun taker = Watch("'" + dir + "' --once --grace 1");
+  EXPECT_EQ(taker.exit_code, 0) << Describe(taker);
+  EXPECT_NE(taker.err.find("taking over from released verdict lock " + lock), std::string::npos)
+      << Describe(taker);
+  EXPECT_EQ(DoneLine(dir, "wa").rfind("generation=2 ", 0), 0u) << DoneLine(dir, "wa");
+  EXPECT_TRUE(Exists(Verdict(dir, "wa", "txt")));
+}
+
+// SIGINT and SIGHUP end a watcher that holds no lock (nothing to watch
+// yet) the same way: 128 + signal, one line, no lock file made.
+TEST_F(WatchTest, StopSignalEndsAnIdleWatcher) {
+  const std::string dir = NewDir("watch-idle");
+  const std::string out = NewDir("watch-idleout");
+  for (const auto& [sig, name] : {std::make_pair(SIGINT, "SIGINT"), {SIGHUP, "SIGHUP"}}) {
+    SCOPED_TRACE(name);
+    Spawned watcher(Flightrec() + " watch '" + dir + "' --poll-ms 50 >'" + out + "/w.out' 2>'" +
+                    out + "/w.err'");
+    ASSERT_TRUE(watcher.WaitBlocks(sig, 60)) << ReadText(out + "/w.err");
+    EXPECT_EQ(watcher.Stop(sig, 60), 128 + sig) << ReadText(out + "/w.err");
+    EXPECT_FALSE(watcher.signaled());
+    EXPECT_NE(
+        ReadText(out + "/w.err").find(std::string("stopped by ") + name + ": no verdict lock held"),
+        std::string::npos)
+        << ReadText(out + "/w.err");
+  }
+  EXPECT_TRUE(ListFiles(dir, ".lock").empty());
+}
+
+// SIGTERM during the hook: the verdict and its done marker stand (exit 0
+// with --once, the headline printed), the hook's process group is ended as
+// at its timeout, and the log says why.
+TEST_F(WatchTest, StopSignalDuringTheHookEndsTheHookTheVerdictStands) {
+  const std::string dir = CopyOf(JobA(), "watch-hookstop");
+  const std::string out = NewDir("watch-hookstopout");
+  Spawned watcher(Flightrec() + " watch '" + dir +
+                  "' --once --on-verdict 'sleep 300 & echo $! > \"" + out +
+                  "/sleep.pid\"; wait' >'" + out + "/w.out' 2>'" + out + "/w.err'");
+  ASSERT_TRUE(WaitForFile(out + "/sleep.pid", 60)) << ReadText(out + "/w.err");
+  EXPECT_EQ(watcher.Stop(SIGTERM, 60), 0) << ReadText(out + "/w.err");
+  EXPECT_FALSE(watcher.signaled());
+  EXPECT_TRUE(Exists(Verdict(dir, "wa", "json")));
+  EXPECT_EQ(DoneLine(dir, "wa").rfind("generation=1 ", 0), 0u) << DoneLine(dir, "wa");
+  EXPECT_EQ(ReadText(out + "/w.out").rfind("flightrec verdict: ", 0), 0u)
+      << ReadText(out + "/w.out");
+  const std::string log = ReadText(dir + "/flightrec-wa.hook.log");
+  EXPECT_NE(log.find("hook killed: flightrec watch was asked to stop"), std::string::npos) << log;
+  const pid_t sleeper = static_cast<pid_t>(std::atoi(ReadText(out + "/sleep.pid").c_str()));
+  ASSERT_GT(sleeper, 0);
+  for (int i = 0; i < 100 && Running(sleeper); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a liveness bound
+  }
+  EXPECT_FALSE(Running(sleeper)) << "the hook's background child survived";
+  EXPECT_TRUE(ListFiles(dir, ".tmp").empty());
 }
 
 // A hook that hangs is killed with its process group after --hook-timeout;
