@@ -62,14 +62,20 @@ void SortFindings(std::vector<Finding>* findings) {
   });
 }
 
-// Mismatch minorities, members that skipped ops and the top straggler are
-// culprits too (the wait graph only knows whom hung processes wait for).
+// Mismatch minorities, members that skipped ops, the top straggler and the
+// members an all_stuck op never started on (their GPU) are culprits too (the
+// wait graph only knows whom hung processes wait for).
 void AddOtherCulprits(const std::vector<Finding>& findings, std::vector<Culprit>* culprits) {
   std::set<int32_t> named;
   for (const Culprit& c : *culprits) named.insert(c.process);
   for (const Finding& f : findings) {
-    if (f.kind == FindingKind::kLaggingRank && f.root_cause && !f.ranks.empty() &&
-        f.ranks.front().skipped) {
+    if (f.kind == FindingKind::kAllStuck) {
+      for (int32_t i = 0; i < f.never_started && i < static_cast<int32_t>(f.ranks.size()); ++i) {
+        const int32_t p = f.ranks[i].process;
+        if (p >= 0 && named.insert(p).second) culprits->push_back({p, -1, -1});
+      }
+    } else if (f.kind == FindingKind::kLaggingRank && f.root_cause && !f.ranks.empty() &&
+               f.ranks.front().skipped) {
       const int32_t p = f.ranks.front().process;
       if (p >= 0 && named.insert(p).second) culprits->push_back({p, -1, -1});
     } else if (f.kind == FindingKind::kMismatch && !f.contested) {

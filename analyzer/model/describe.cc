@@ -140,7 +140,8 @@ std::string More(size_t named) {
   return named > 1 ? " and " + std::to_string(named - 1) + " more" : std::string();
 }
 
-// Who a finding is about, host first; "" when it names nobody (all_stuck).
+// Who a finding is about, host first (all_stuck leads with it only when the
+// records single it out); "" when it names nobody.
 std::string Who(const JobIndex& index, const Finding& f) {
   if (!f.ranks.empty()) {
     const RankNote& n = f.ranks.front();
@@ -191,6 +192,16 @@ std::string FindingLead(const JobIndex& index, const Finding& f) {
       }
       std::string on = hosts.size() == 1 ? " (all on " + hosts.front() + ")"
                                          : " (on " + std::to_string(hosts.size()) + " hosts)";
+      // The records single out the members that never started it on their
+      // GPU: they lead, host first, and the others are counted.
+      if (f.never_started > 0) {
+        const size_t others = f.ranks.size() - static_cast<size_t>(f.never_started);
+        return who + More(static_cast<size_t>(f.never_started)) + " never started " + op +
+               (f.never_started == 1 ? " on its GPU" : " on their GPUs") + " while the other " +
+               std::to_string(others) +
+               (others == 1 ? " rank of " + comm + " is inside it"
+                            : " ranks of " + comm + " are inside it");
+      }
       return "all " + std::to_string(f.ranks.size()) + " ranks of " + comm + on + " are inside " +
              op + " and none finished";
     }

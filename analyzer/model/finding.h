@@ -93,6 +93,9 @@ struct Finding {
   // gone): weaker than a rank seen outside NCCL in its own records.
   bool inferred = false;
   int32_t waiting = 0;  // members blocked in `op`
+  // all_stuck: how many members (the first of `ranks`) never started `op` on
+  // their GPU while the others did; 0 when the records single out nobody.
+  int32_t never_started = 0;
   uint64_t waiting_since_wall_ns = 0;
 };
 

@@ -158,6 +158,7 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
                                 " are inside " + OpLabel(op.op) + " and none finished";
   f.summary += " (not a laggard problem); ";
   if (singled_out) {
+    f.never_started = never_started;
     const RankNote& first = f.ranks.front();
     f.summary += std::to_string(never_started) + " of them never started it on the GPU while " +
                  "the others did, first " + RankLabel(ctx.index, first.rank, first.process) +

@@ -329,7 +329,8 @@ LiveStatus ReadLiveStatus(const std::vector<std::string>& paths, const StatusOpt
     FileRead& f = files[i];
     if (f.ring.ok) {
       if (f.ring.snapshot.is_dump) {
-        out.problems.push_back({f.path, "a dump, not a live ring (flightrec analyze reads dumps)"});
+        out.problems.push_back(
+            {f.path, f.path + ": a dump, not a live ring (flightrec analyze reads dumps)"});
         continue;
       }
       if (f.ring.snapshot.path.empty()) f.ring.snapshot.path = f.path;

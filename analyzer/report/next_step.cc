@@ -86,6 +86,12 @@ NextStep NextStepFor(const analysis::JobIndex& index, const Finding& f) {
       return Step(kMismatch, "compare the named ranks' code path at " + op +
                                  " with the others': they called it with other arguments");
     case FindingKind::kAllStuck:
+      if (f.never_started > 0) {
+        return Step(kAllStuck, "check the GPU of that rank" + OnHost(index, process) + " (pid " +
+                                   pid +
+                                   "): `nvidia-smi -q`, Xid errors in `dmesg -T`; then "
+                                   "the network and GPUs of the communicator's other hosts");
+      }
       return Step(kAllStuck,
                   "check the network and GPUs of every host of the communicator: NIC/IB "
                   "counters, `nvidia-smi -q`, Xid errors in `dmesg -T`");

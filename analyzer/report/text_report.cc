@@ -117,7 +117,7 @@ std::string Headline(const ReportInput& in) {
   if (f.group >= 0) {
     const analysis::CommGroup& g = in.index.groups()[f.group];
     s += " on " + analysis::CommLabel(g);
-    if (f.kind != analysis::FindingKind::kAllStuck && !f.ranks.empty()) {
+    if ((f.kind != analysis::FindingKind::kAllStuck || f.never_started > 0) && !f.ranks.empty()) {
       s += " (rank " + std::to_string(f.ranks.front().rank) + " of " + std::to_string(g.nranks) +
            ")";
     }

@@ -351,11 +351,13 @@ TEST(StatusFiles, BadFilesGetAReasonJobsAreToldApartAndNothingIsWritten) {
   gethostname(host, sizeof(host) - 1);
   const std::string garbage = rings + "/garbage.ring";
   const std::string truncated = rings + "/flightrec-st-a-" + host + "-1.ring";
+  const std::string dump_as_ring = rings + "/flightrec-st-b-" + host + "-2.ring";
   // A ring being created by a live process (this one): no header yet.
   const std::string init =
       rings + "/flightrec-st-a-" + host + "-" + std::to_string(getpid()) + ".ring.init";
   RunShell("head -c 20000 /dev/urandom > '" + garbage + "'; head -c 6000 '" + good[0] + "' > '" +
-           truncated + "'; : > '" + init + "'; echo notes > '" + rings + "/notes.txt'");
+           truncated + "'; : > '" + init + "'; echo notes > '" + rings + "/notes.txt'; cp '" +
+           ListFiles(rings, ".frdump").at(0) + "' '" + dump_as_ring + "'");
   const Listing before = List(rings);
   CliRun run;
   const json report = StatusJson("'" + rings + "'", &run);
@@ -376,11 +378,12 @@ TEST(StatusFiles, BadFilesGetAReasonJobsAreToldApartAndNothingIsWritten) {
   for (const json& p : report["problems"]) problems[p["path"]] = p["reason"];
   ASSERT_EQ(problems.count(garbage), 1u) << report["problems"].dump(1);
   ASSERT_EQ(problems.count(truncated), 1u) << report["problems"].dump(1);
+  ASSERT_EQ(problems.count(dump_as_ring), 1u) << report["problems"].dump(1);
   EXPECT_EQ(problems[garbage].rfind(garbage + ": ", 0), 0u) << problems[garbage];
   EXPECT_NE(problems[truncated].find("truncated"), std::string::npos) << problems[truncated];
   // notes.txt and the jobs' exit dumps, never opened.
   EXPECT_EQ(report["ignored_files"], ListFiles(rings, ".frdump").size() + 1);
-  for (const std::string& f : {garbage, truncated}) {
+  for (const std::string& f : {garbage, truncated, dump_as_ring}) {
     EXPECT_NE(text.out.find("skipped: " + f + ": "), std::string::npos) << text.out;
   }
   EXPECT_NE(text.out.find("job st-a (3 processes): 1 starting, 2 exited"), std::string::npos)

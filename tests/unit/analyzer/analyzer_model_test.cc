@@ -243,6 +243,8 @@ TEST_P(AnalyzerModelTest, GpuHangNamesTheRankThatNeverStartedIt) {
                             "rank 3"),
             std::string::npos)
       << f->summary;
+  EXPECT_EQ(f->never_started, 1);
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4003});
 }
 
 TEST_P(AnalyzerModelTest, SlowRankIsRankedFirstStraggler) {

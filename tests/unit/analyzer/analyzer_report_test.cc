@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "analyzer/model/describe.h"
 #include "analyzer/model/inputs.h"
 #include "analyzer/model/progress.h"
 #include "analyzer/report/next_step.h"
@@ -26,7 +27,8 @@ namespace {
 using nlohmann::json;
 
 struct Reported {
-  explicit Reported(const JobSpec& spec) : job(MakeJob(spec)) {
+  explicit Reported(const JobSpec& spec) : Reported(MakeJob(spec)) {}
+  explicit Reported(std::vector<ProcessSnapshot> procs) : job(std::move(procs)) {
     for (const ProcessSnapshot& p : job.procs) inputs.read.push_back(p.path);
     inputs.rejected.push_back({"/synthetic/garbage.ring", "bad magic"});
     inputs.job_id = "job-1";
@@ -85,6 +87,60 @@ TEST(ReportTest, HeadlineLeadsWithHostPidAndGlobalRankInEveryFormat) {
             std::string::npos);
   const json j = json::parse(report::JsonReport(r.In()));
   EXPECT_EQ(j["headline"], headline);
+}
+
+// A GPU hang in which world rank 3 never started the hung op on its GPU
+// while the other 7 ranks did: the records single it out.
+std::vector<ProcessSnapshot> NeverStartedOnRank3() {
+  JobSpec spec;
+  spec.fault = Fault::kGpuHang;
+  std::vector<ProcessSnapshot> procs = MakeJob(spec);
+  for (OpRecord& r : procs[3].comms[0].records) {
+    if (r.state != format::kOpDone) {
+      r.gpu_start_ns = r.gpu_start_raw = 0;
+      r.channels_started = 0;
+    }
+  }
+  return procs;
+}
+
+// all_stuck with a rank the records single out leads with that rank (host,
+// pid, world rank) and what sets it apart, in every format; with none singled
+// out it names nobody.
+TEST(ReportTest, AllStuckHeadlineLeadsWithTheRankThatNeverStartedIt) {
+  Reported r(NeverStartedOnRank3());
+  const analysis::Finding* f = r.job.First(analysis::FindingKind::kAllStuck);
+  ASSERT_NE(f, nullptr);
+  const std::string who = "host-0 pid 4003 (world rank 3) never started " +
+                          analysis::OpLabel(f->op) + " on its GPU while the other 7 ranks of comm ";
+  const std::string lead = "HANG: " + who + "`world` are inside it; ";
+  const std::string headline = report::Headline(r.In());
+  EXPECT_EQ(headline.rfind(lead, 0), 0u) << headline;
+  const std::string detail = "; all_stuck on comm `world` (rank 3 of 8)";
+  ASSERT_GT(headline.size(), detail.size());
+  EXPECT_EQ(headline.substr(headline.size() - detail.size()), detail) << headline;
+  EXPECT_EQ(report::TextReport(r.In()).rfind(lead, 0), 0u);
+  EXPECT_NE(report::MarkdownReport(r.In()).find("\n**" + lead), std::string::npos);
+  EXPECT_NE(report::HtmlReport(r.In(), r.Progress()).find("<p class=\"verdict\">HANG: " + who),
+            std::string::npos);
+  const json j = json::parse(report::JsonReport(r.In()));
+  EXPECT_EQ(j["headline"], headline);
+  EXPECT_EQ(j["title"], "HANG in job job-1: " + who + "`world` are inside it");
+  ASSERT_EQ(j["culprits"].size(), 1u) << j["culprits"];
+  EXPECT_EQ(j["culprits"][0]["pid"], 4003);
+  EXPECT_NE(j["findings"][0]["next_step"]["action"].get<std::string>().find(
+                "check the GPU of that rank on host-0 (pid 4003)"),
+            std::string::npos)
+      << j["findings"][0]["next_step"];
+
+  JobSpec spec;
+  spec.fault = Fault::kGpuHang;  // every rank started it: nobody is named
+  Reported none(spec);
+  const std::string nobody = report::Headline(none.In());
+  EXPECT_EQ(nobody.rfind("HANG: all 8 ranks of comm `world` (all on host-0) are inside ", 0), 0u)
+      << nobody;
+  EXPECT_EQ(nobody.find("pid"), std::string::npos) << nobody;
+  EXPECT_TRUE(json::parse(report::JsonReport(none.In()))["culprits"].empty());
 }
 
 // What a ticket system needs: a short title and a one-paragraph summary,

@@ -125,6 +125,31 @@ TEST(TimelineTest, TheViewerReadsNestedTracksAndForwardFlows) {
   }
 }
 
+// At 1,024 ranks the viewer's reading holds as at 16 (nesting per track,
+// forward flows), and the trace grows with the ops drawn, not faster than the
+// ranks: flows are capped per comm, so bytes per op at 1,024 ranks stay those
+// of 64 ranks running the same schedule.
+TEST(TimelineTest, AThousandRanksReadCleanlyAndTheSizeFollowsTheOps) {
+  auto bytes_per_op = [](int nranks, itest::TraceCheck* check) {
+    Traced t(MakeJob(Stuck(nranks, 8)));
+    const std::string text = report::TimelineTrace(t.job.index, t.progress);
+    if (check != nullptr) *check = itest::CheckTrace(json::parse(text));
+    size_t records = 0;
+    for (const ProcessSnapshot& p : t.job.procs) {
+      for (const CommSnapshot& c : p.comms) records += c.records.size();
+    }
+    return static_cast<double>(text.size()) / static_cast<double>(records);
+  };
+  itest::TraceCheck check;
+  const double at_1024 = bytes_per_op(1024, &check);
+  EXPECT_TRUE(check.ok()) << check.Describe();
+  EXPECT_GT(check.flows, 0u);
+  EXPECT_GT(check.tracks, 1024u);
+  const double at_64 = bytes_per_op(64, nullptr);
+  EXPECT_LE(at_1024, 1.1 * at_64) << at_1024 << " bytes per op at 1,024 ranks, " << at_64
+                                  << " at 64";
+}
+
 TEST(TimelineTest, ChunksStreamedToTheSinkMakeTheWholeTrace) {
   Traced t(MakeJob(Stuck(16, 200)));  // ~9,600 ops: a few MiB of trace
   std::vector<std::string> chunks;
