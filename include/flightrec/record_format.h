@@ -550,10 +550,10 @@ static_assert(offsetof(Record, proxy_ops_stopped) == 124, "");
 static_assert(offsetof(Record, api_datatype) == 125, "");
 static_assert(offsetof(Record, reserved) == 126, "");
 
-constexpr uint32_t kRecordImmutableBegin = 8;  // after commit
+constexpr uint32_t kRecordImmutableBegin = 8;   // after commit
+constexpr uint32_t kRecordChecksumOffset = 76;  // offsetof(Record, checksum)
 // The first format minor that writes Record::api_datatype.
 constexpr uint16_t kApiDatatypeMinor = 4;
-constexpr uint32_t kRecordChecksumOffset = 76;  // offsetof(Record, checksum)
 
 // Checksum of a record's immutable part. This is the one statement of its
 // range: it covers bytes [8, 76) (op_index through type_size), neither the

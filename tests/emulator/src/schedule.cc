@@ -230,6 +230,7 @@ std::map<std::string, std::vector<ExpectedRecord>> ExpectedRecords(uint64_t seed
       e.func = c.func;
       e.count = c.TaskCount();
       e.datatype = c.TaskDatatype();
+      e.api_datatype = c.datatype;
       e.n_channels = static_cast<int>(c.channels.size());
       if (c.is_p2p()) {
         e.root_or_peer = c.peer;
