@@ -74,11 +74,15 @@ inline void AddIdentity(const CollOrP2p& c, int rank, OpStart* op) {
   op->rank = rank;
 }
 
+// v5+: CollApi/P2pApi carry the user's call: its datatype as NCCL's name
+// (AllGather/Broadcast keep it here; their Coll event is in bytes as
+// ncclInt8, docs/design/nccl.md §Call sequences v5).
 template <typename Api>
 inline ApiStart ApiFrom(const Api& a) {
   ApiStart api;
   api.stream = PtrBits(a.stream);
   api.graph_captured = a.graphCaptured;
+  api.datatype = MapName(NameKind::kDataType, a.datatype);
   return api;
 }
 

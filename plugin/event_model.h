@@ -33,10 +33,11 @@ struct ApiStart {
   uint64_t user_tag = 0;
   uint64_t stream = 0;
   bool graph_captured = false;
+  uint8_t datatype = format::kTypeUnknown;  // the user's datatype (format::DataType)
 };
 
 // Coll/P2p start. `desc` has the op's own fields; the model adds the API
-// call's data (time, stream, tag, flags) when the parent names one.
+// call's data (time, stream, tag, datatype, flags) when the parent names one.
 struct OpStart {
   OpDesc desc;
   bool parent_is_api = false;  // v5+: parentObj is the CollApi/P2pApi handle

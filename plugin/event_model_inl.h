@@ -97,6 +97,7 @@ FLIGHTREC_HOT_INLINE void AttachApiCall(CommRecorder* comm, uint64_t ctx, const 
   }
   desc->t_api_ns = call.t_api_ns;
   desc->stream = call.stream;
+  desc->api_datatype = call.datatype;
   if (desc->user_tag == 0) desc->user_tag = call.user_tag;
   desc->flags |= format::kFlagHasApi;
   if (call.graph_captured != 0) desc->flags |= format::kFlagGraphCaptured;
@@ -113,6 +114,7 @@ FLIGHTREC_HOT_INLINE void* StartApi(void* context, const ApiStart& api) {
   call.user_tag = api.user_tag;
   call.stream = api.stream;
   call.graph_captured = api.graph_captured ? 1 : 0;
+  call.datatype = api.datatype;
   const uint64_t token = comm->NoteApiCall(call);
   if (token == 0) return nullptr;
   const uint64_t payload = (token & kApiTokenMask) | (api.graph_captured ? kApiGraphBit : 0);

@@ -38,6 +38,9 @@ struct OpDesc {
   uint64_t user_tag = 0;
   uint64_t t_api_ns = 0;  // 0 when no API event was matched
   uint64_t stream = 0;
+  // The user's datatype from the CollApi/P2pApi event (format::DataType;
+  // kTypeUnknown when none was matched): Record::api_datatype.
+  uint8_t api_datatype = format::kTypeUnknown;
 };
 
 // What a CollApi/P2pApi start carries, parked until its Coll/P2p arrives.
@@ -46,6 +49,7 @@ struct ApiCall {
   uint64_t user_tag = 0;
   uint64_t stream = 0;
   uint8_t graph_captured = 0;
+  uint8_t datatype = format::kTypeUnknown;  // the call's datatype (format::DataType)
 };
 
 constexpr uint64_t kNoSlot = UINT64_MAX;
@@ -105,6 +109,7 @@ class CommRecorder {
     uint64_t user_tag;
     uint64_t stream;
     uint64_t graph_captured;
+    uint64_t datatype;  // format::DataType
   };
   static constexpr uint32_t kApiSlots = 256;  // power of two
   // See NoteGpuOffset: header writes per comm are batched by this much.

@@ -41,7 +41,8 @@ inline CommRecorder* LookupComm(uint32_t region_index, uint32_t generation_low8)
 // Every location of a Record is accessed with one access size only (mixing
 // sizes on one location is outside the C++ memory model): words 0..14 as
 // 64-bit atomics, the one-byte fields of word 15 (state, the channel and
-// proxy-op counters; reserved is never written) as 1-byte atomics, by the
+// proxy-op counters, api_datatype; reserved is never written) as 1-byte
+// atomics, by the
 // writers here and by the readers (record_copy.h). n_channels lives in
 // word 9, so it is read as that whole word.
 inline uint8_t RecordByte(const format::Record* r, size_t record_offset) {
@@ -91,6 +92,7 @@ FLIGHTREC_HOT_INLINE uint64_t CommRecorder::NoteApiCall(const ApiCall& call) {
   rec::StoreRelaxed(&s->user_tag, call.user_tag);
   rec::StoreRelaxed(&s->stream, call.stream);
   rec::StoreRelaxed(&s->graph_captured, uint64_t{call.graph_captured});
+  rec::StoreRelaxed(&s->datatype, uint64_t{call.datatype});
   // Pairs with the acquire load of token in LookupApiCall.
   __atomic_store_n(&s->token, ticket + 1, __ATOMIC_RELEASE);
   return ticket + 1;
@@ -109,6 +111,7 @@ FLIGHTREC_HOT_INLINE bool CommRecorder::LookupApiCall(uint64_t token, ApiCall* o
   copy.user_tag = rec::LoadRelaxed(&s->user_tag);
   copy.stream = rec::LoadRelaxed(&s->stream);
   copy.graph_captured = static_cast<uint8_t>(rec::LoadRelaxed(&s->graph_captured));
+  copy.datatype = static_cast<uint8_t>(rec::LoadRelaxed(&s->datatype));
   // Pairs with the release fence in NoteApiCall (seqlock re-check).
   __atomic_thread_fence(__ATOMIC_ACQUIRE);
   if (rec::LoadRelaxed(&s->token) != token) {
@@ -187,6 +190,8 @@ FLIGHTREC_HOT_INLINE void CommRecorder::WriteRecord(format::Record* slot, const 
   rec::StoreRelaxed(&dst[9], w[9]);
   // Progress words: zero; word 15 byte by byte (see RecordByte), its
   // reserved bytes left as they are (never written, zero since creation).
+  // api_datatype is written here, before commit publishes the record, and
+  // not again within the lap (record_format.h, "Access sizes").
   rec::StoreRelaxed(&dst[10], uint64_t{0});
   rec::StoreRelaxed(&dst[11], uint64_t{0});
   rec::StoreRelaxed(&dst[12], uint64_t{0});
@@ -196,6 +201,7 @@ FLIGHTREC_HOT_INLINE void CommRecorder::WriteRecord(format::Record* slot, const 
   rec::StoreRelaxed(&slot->channels_stopped, uint8_t{0});
   rec::StoreRelaxed(&slot->proxy_ops_started, uint8_t{0});
   rec::StoreRelaxed(&slot->proxy_ops_stopped, uint8_t{0});
+  rec::StoreRelaxed(&slot->api_datatype, op.api_datatype);
   rec::StoreRelaxed(&slot->state, static_cast<uint8_t>(format::kOpEnqueued));
 }
 

@@ -26,9 +26,10 @@ CollSig SigOf(const OpRecord& r) {
   const uint32_t root = Rooted(r.func) ? static_cast<uint32_t>(r.root_or_peer) : 0;
   const uint64_t small = uint64_t{r.func} | uint64_t{r.datatype} << 8 | uint64_t{root} << 16;
   const uint64_t h = Mix(Mix(r.count) ^ small);
-  uint32_t sig = static_cast<uint32_t>(h ^ (h >> 32));
-  if (sig == 0) sig = 1;
-  return CollSig{sig, static_cast<uint32_t>(r.nccl_seq)};
+  uint32_t hash = static_cast<uint32_t>(h ^ (h >> 32)) & CollSig::kHashMask;
+  if (hash == 0) hash = 1;
+  const uint32_t api = r.api_datatype < format::kNumDataTypes ? r.api_datatype : 0;
+  return CollSig{hash | api << CollSig::kHashBits, static_cast<uint32_t>(r.nccl_seq)};
 }
 
 }  // namespace analysis

@@ -1,7 +1,11 @@
 // What makes two members' collectives "the same op": the arguments the
 // user passed (func, count, datatype and, for rooted funcs, the root). Both
 // the mismatch and the shift detectors compare these, on full records or
-// on the 32-bit signatures a windowed load keeps for older ops.
+// on the signatures a windowed load keeps for older ops. The Coll event's
+// own fields are hashed; the API-level datatype (Record::api_datatype) is
+// kept beside the hash, because only records that have one can be compared
+// on it: the mismatch detector compares it at an index only when every
+// member's record there has one (docs/analyzer.md, `mismatch`).
 #ifndef FLIGHTREC_ANALYZER_MODEL_COLL_SIGNATURE_H_
 #define FLIGHTREC_ANALYZER_MODEL_COLL_SIGNATURE_H_
 
@@ -16,8 +20,8 @@ namespace analysis {
 bool Rooted(uint8_t func);
 
 // The signature of a collective record: never 0 (0 marks "not held"). Two
-// records with equal arguments have equal signatures; different ones
-// collide with probability 2^-32, which can only hide a difference.
+// records with equal arguments have equal hashes (CollSig::hash); different
+// ones collide with probability 2^-28, which can only hide a difference.
 CollSig SigOf(const OpRecord& r);
 
 }  // namespace analysis

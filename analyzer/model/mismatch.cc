@@ -23,20 +23,23 @@ enum Field { kFunc, kCount, kDatatype, kRoot, kSeq, kNumFields };
 constexpr const char* kFieldNames[kNumFields] = {"func", "count", "datatype", "root", "seq"};
 
 // AllGather and Broadcast come from NCCL's Coll event in bytes as ncclInt8:
-// a count difference there may be the user's count or datatype.
+// a count difference there may be the user's count or datatype, unless the
+// records carry the call's datatype (api_datatype, from the CollApi event).
 bool InBytes(const OpRecord& r) {
   return (r.func == format::kFuncAllGather || r.func == format::kFuncBroadcast) &&
          r.datatype == format::kTypeInt8;
 }
 
-uint64_t FieldOf(const OpRecord& r, int field) {
+// `use_api`: every record compared at this index has an api_datatype; the
+// datatype compared is then the call's, else the Coll event's.
+uint64_t FieldOf(const OpRecord& r, int field, bool use_api) {
   switch (field) {
     case kFunc:
       return r.func;
     case kCount:
       return r.count;
     case kDatatype:
-      return r.datatype;
+      return use_api ? r.api_datatype : r.datatype;
     case kRoot:
       return Rooted(r.func) ? static_cast<uint64_t>(static_cast<uint32_t>(r.root_or_peer)) : 0;
     default:
@@ -167,25 +170,31 @@ class CollChecker {
   // rank holding that index, ascending. One sequential pass per member over
   // its own ops (not one lookup per (index, member)), so the cost is the
   // number of ops, with no cache miss per comparison. Signatures, so the
-  // older ops of a windowed load compare like full records.
+  // older ops of a windowed load compare like full records. The API-level
+  // datatypes count only where every member's record has one (as in
+  // CompareIndex): a record without one (an older plugin, no API event)
+  // cannot be told apart on it.
   void FindDisagreements(uint64_t lo, uint64_t hi, std::vector<uint64_t>* bad_indices) {
     const CommGroup& g = index_.groups()[group_];
     std::vector<CollSig> ref(static_cast<size_t>(hi - lo + 1));
     std::vector<char> bad(ref.size(), 0);
+    std::vector<char> api_differs(ref.size(), 0), api_missing(ref.size(), 0);
     for (int32_t r = 0; r < static_cast<int32_t>(g.members.size()); ++r) {
       if (!Compared(r)) continue;
       index_.ForEachCollSig(group_, r, [&](uint64_t op, CollSig sig) {
         if (op < lo || op > hi) return;
         const size_t k = static_cast<size_t>(op - lo);
+        api_missing[k] = api_missing[k] || sig.api_datatype() == 0;
         if (!ref[k].held()) {
           ref[k] = sig;
           return;
         }
-        bad[k] = bad[k] || sig.sig != ref[k].sig || sig.seq_lo != ref[k].seq_lo;
+        bad[k] = bad[k] || sig.hash() != ref[k].hash() || sig.seq_lo != ref[k].seq_lo;
+        api_differs[k] = api_differs[k] || sig.api_datatype() != ref[k].api_datatype();
       });
     }
     for (size_t k = 0; k < bad.size(); ++k) {
-      if (bad[k]) bad_indices->push_back(lo + k);
+      if (bad[k] || (api_differs[k] && !api_missing[k])) bad_indices->push_back(lo + k);
     }
   }
 
@@ -220,11 +229,14 @@ class CollChecker {
   bool CompareIndex(uint64_t i, Finding* f) {
     CollectRows(i);
     if (rows_.size() < 2) return false;
+    use_api_ = std::all_of(rows_.begin(), rows_.end(), [](const auto& row) {
+      return row.second.api_datatype != format::kTypeUnknown;
+    });
     bool differ = false;
     const OpRecord& ref = rows_.front().second;
     for (const auto& row : rows_) {
       for (int field = 0; field < kNumFields && !differ; ++field) {
-        differ = FieldOf(row.second, field) != FieldOf(ref, field);
+        differ = FieldOf(row.second, field, use_api_) != FieldOf(ref, field, use_api_);
       }
       if (differ) break;
     }
@@ -376,7 +388,9 @@ class CollChecker {
     bool any_tie = false;
     for (int field = 0; field < kNumFields && !any_tie; ++field) {
       Column col;
-      for (const auto& row : rows_) col.values.emplace_back(FieldOf(row.second, field), row.first);
+      for (const auto& row : rows_) {
+        col.values.emplace_back(FieldOf(row.second, field, use_api_), row.first);
+      }
       size_t count = 0;
       Mode(col.values, &count, &any_tie);
     }
@@ -393,14 +407,17 @@ class CollChecker {
     std::vector<char> minority(g.members.size(), 0);
     std::string detail;
     OpRecord normal = normal_row != nullptr ? *normal_row : rows_.front().second;
+    bool count_differs = false, datatype_differs = false;
     for (int field = 0; field < kNumFields; ++field) {
       Column col;
-      for (const auto& row : rows_) col.values.emplace_back(FieldOf(row.second, field), row.first);
+      for (const auto& row : rows_) {
+        col.values.emplace_back(FieldOf(row.second, field, use_api_), row.first);
+      }
       size_t count = 0;
       bool tie = false;
       uint64_t mode = Mode(col.values, &count, &tie);
       if (normal_row != nullptr) {
-        mode = FieldOf(*normal_row, field);
+        mode = FieldOf(*normal_row, field, use_api_);
         count =
             static_cast<size_t>(std::count_if(col.values.begin(), col.values.end(),
                                               [mode](const auto& v) { return v.first == mode; }));
@@ -419,10 +436,23 @@ class CollChecker {
                 std::to_string(rows_.size()) + " ranks used " + ValueText(field, mode);
       if (field == kFunc) normal.func = static_cast<uint8_t>(mode);
       if (field == kSeq) normal.nccl_seq = mode;
-      if (field == kCount && InBytes(normal)) {
+      count_differs = count_differs || field == kCount;
+      datatype_differs = datatype_differs || field == kDatatype;
+      if (field == kCount && InBytes(normal) && !use_api_) {
         detail += " (bytes: NCCL gives " + std::string(format::FuncName(normal.func)) +
                   " in bytes as ncclInt8, so the call's count or its datatype differs)";
       }
+    }
+    // Every record carries the call's datatype (CollApi): count and datatype
+    // are told apart even where the Coll event is in bytes.
+    if (use_api_ && InBytes(normal) && count_differs != datatype_differs) {
+      detail += count_differs
+                    ? " (bytes: NCCL gives " + std::string(format::FuncName(normal.func)) +
+                          " in bytes as ncclInt8; the call's datatype, from its CollApi event, "
+                          "is the same on every rank, so its count differs)"
+                    : " (the call's datatype, from its CollApi event; NCCL gives " +
+                          std::string(format::FuncName(normal.func)) +
+                          " in bytes as ncclInt8, and the byte counts agree)";
     }
     f->kind = FindingKind::kMismatch;
     f->group = group_;
@@ -463,6 +493,7 @@ class CollChecker {
   std::vector<char> excluded_;
   const OddMembers* odd_;
   std::vector<std::pair<int32_t, OpRecord>> rows_;
+  bool use_api_ = false;  // every row of rows_ has an api_datatype (CompareIndex)
 };
 
 uint64_t P2pSize(const OpRecord& r, bool by_bytes) { return by_bytes ? r.bytes : r.count; }

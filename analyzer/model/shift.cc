@@ -16,12 +16,13 @@ constexpr int64_t kMaxShift = 8;
 // Ops compared per member: the newest ones of a ring are plenty.
 constexpr uint64_t kMaxSpan = uint64_t{1} << 22;
 
-// What the user asked for: CollSig::sig (NCCL's seqNumber is per function,
-// so it shifts differently and is left out). Full records and a windowed
-// load's older signatures compare alike.
+// What the user asked for: CollSig::hash (NCCL's seqNumber is per function,
+// so it shifts differently and is left out; so is the API-level datatype,
+// which not every record has: a datatype-only difference is a mismatch, not
+// a shift). Full records and a windowed load's older signatures compare alike.
 uint32_t SigAt(const JobIndex& index, int32_t group, int32_t rank, uint64_t i) {
   CollSig sig;
-  return index.FindCollSig(group, rank, i, &sig) ? sig.sig : 0;
+  return index.FindCollSig(group, rank, i, &sig) ? sig.hash() : 0;
 }
 
 class GroupShifts {
@@ -59,8 +60,8 @@ class GroupShifts {
         if (op < lo || op > hi || op >= best) return;
         uint32_t& k = ref[static_cast<size_t>(op - lo)];
         if (k == 0) {
-          k = sig.sig;
-        } else if (sig.sig != k) {
+          k = sig.hash();
+        } else if (sig.hash() != k) {
           best = op;
         }
       });

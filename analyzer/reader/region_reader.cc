@@ -95,6 +95,10 @@ OpRecord ToOpRecord(const Record& r, uint64_t seq, const ImageLayout& layout, ui
   op.channels_stopped = r.channels_stopped;
   op.proxy_ops_started = r.proxy_ops_started;
   op.proxy_ops_stopped = r.proxy_ops_stopped;
+  // Reserved (never written) before format 1.4: not read from older files.
+  if (layout.version_minor >= format::kApiDatatypeMinor) {
+    op.api_datatype = CheckedEnum(r.api_datatype, format::kNumDataTypes, bad);
+  }
   op.t_api_ns = layout.MonoToWall(r.t_api_ns);
   op.t_enqueue_ns = layout.MonoToWall(r.t_enqueue_ns);
   op.t_enqueued_ns = layout.MonoToWall(r.t_enqueued_ns);

@@ -47,6 +47,10 @@ struct OpRecord {
   uint8_t channels_stopped = 0;
   uint8_t proxy_ops_started = 0;
   uint8_t proxy_ops_stopped = 0;
+  // The user's datatype from the CollApi/P2pApi event (format 1.4+, API
+  // v5+); format::kTypeUnknown when the record has none (older file, no API
+  // event matched, or a type the format does not know).
+  uint8_t api_datatype = 0;
   uint64_t t_api_ns = 0;
   uint64_t t_enqueue_ns = 0;
   uint64_t t_enqueued_ns = 0;
@@ -69,10 +73,17 @@ struct OpRecord {
 // collective older than its window: enough to compare it with the other
 // members' op of the same index, 8 bytes instead of an OpRecord.
 struct CollSig {
-  uint32_t sig = 0;     // hash of func, count, datatype, root; 0: not held
+  static constexpr uint32_t kHashBits = 28;
+  static constexpr uint32_t kHashMask = (uint32_t{1} << kHashBits) - 1;
+  // Bits [0, 28): a hash of func, count, datatype and root (never 0);
+  // bits [28, 32): the record's api_datatype (0: none). 0: not held.
+  uint32_t sig = 0;
   uint32_t seq_lo = 0;  // low 32 bits of nccl_seq
   bool held() const { return sig != 0; }
+  uint32_t hash() const { return sig & kHashMask; }
+  uint8_t api_datatype() const { return static_cast<uint8_t>(sig >> kHashBits); }
 };
+static_assert(format::kNumDataTypes <= 16, "CollSig keeps api_datatype in 4 bits");
 
 // One communicator region.
 struct CommSnapshot {

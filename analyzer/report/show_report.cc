@@ -101,6 +101,9 @@ Json RecordJson(const OpRecord& r) {
            {"func", format::FuncName(r.func)},
            {"count", r.count},
            {"datatype", format::DataTypeName(r.datatype)},
+           {"api_datatype", r.api_datatype != format::kTypeUnknown
+                                ? Json(format::DataTypeName(r.api_datatype))
+                                : Json(nullptr)},
            {"bytes", r.bytes},
            {r.is_p2p() ? "peer" : "root", r.root_or_peer},
            {"algo", format::AlgoName(r.algo)},
@@ -340,20 +343,23 @@ void PrintDrops(const ProcessSnapshot& s, std::string* out) {
 void PrintRecords(const CommSnapshot& c, int64_t limit, std::string* out) {
   size_t first = FirstShown(c.records.size(), limit);
   if (first == c.records.size()) return;
-  *out += Format("    %8s %8s %8s %-13s %10s %-14s %5s %-16s %3s %-8s %-15s %-15s %-15s %s\n",
-                 "slot", "op_index", "seq", "func", "count", "datatype", "r/p", "algo/proto", "ch",
-                 "state", "enqueue", "gpu_start", "gpu_end", "duration");
+  *out += Format("    %8s %8s %8s %-13s %10s %-14s %-14s %5s %-16s %3s %-8s %-15s %-15s %-15s %s\n",
+                 "slot", "op_index", "seq", "func", "count", "datatype", "api_datatype", "r/p",
+                 "algo/proto", "ch", "state", "enqueue", "gpu_start", "gpu_end", "duration");
   for (size_t i = first; i < c.records.size(); ++i) {
     const OpRecord& r = c.records[i];
     std::string seq = r.is_p2p() ? "-" : std::to_string(r.nccl_seq);
     std::string algo = Format("%s/%s", format::AlgoName(r.algo), format::ProtoName(r.proto));
     std::string peer = Format("%s%d", r.is_p2p() ? "p" : "r", r.root_or_peer);
+    // "-": the record has no API-level datatype (no CollApi/P2pApi event, or an older file).
+    const char* api_type =
+        r.api_datatype != format::kTypeUnknown ? format::DataTypeName(r.api_datatype) : "-";
     *out += Format("    %8" PRIu64 " %8" PRIu64 " %8s %-13s %10" PRIu64
-                   " %-14s %5s %-16s %3u %-8s %-15s %-15s "
+                   " %-14s %-14s %5s %-16s %3u %-8s %-15s %-15s "
                    "%-15s %s\n",
                    r.slot_seq, r.op_index, seq.c_str(), format::FuncName(r.func), r.count,
-                   format::DataTypeName(r.datatype), peer.c_str(), algo.c_str(), r.n_channels,
-                   StateName(r.state), TimeOfDay(r.t_enqueue_ns).c_str(),
+                   format::DataTypeName(r.datatype), api_type, peer.c_str(), algo.c_str(),
+                   r.n_channels, StateName(r.state), TimeOfDay(r.t_enqueue_ns).c_str(),
                    TimeOfDay(r.gpu_start_ns).c_str(), TimeOfDay(r.gpu_end_ns).c_str(),
                    Duration(r.gpu_start_ns, r.gpu_end_ns).c_str());
   }

@@ -67,15 +67,21 @@
 //                            complete and `checksum` covers it
 //
 // Access sizes: words 0..14 (bytes [0, 120)) are only ever accessed as
-// 8-byte atomics, the one-byte fields of word 15 (state and the four
-// counters) only as 1-byte atomics; reserved is never written.
+// 8-byte atomics, the one-byte fields of word 15 (state, the four counters
+// and api_datatype) only as 1-byte atomics; reserved is never written.
+//
+// api_datatype (format 1.4) lives in word 15 but is not a progress word: the
+// claiming writer stores it before it publishes commit and nobody changes it
+// within the lap. It is outside the checksum's range (the immutable words
+// are full); a torn copy is caught by the commit re-check like the progress
+// words.
 //
 //   writer (launch thread, Coll/P2p start: CommRecorder::BeginOp):
 //     seq = head.fetch_add(1, relaxed)
 //     commit.store(0, relaxed); release fence      -- invalidates the old lap
 //     words 1..9 (bytes [8, 80)), RecordChecksum computed first and stored
 //       in word 9; words 10..14 = 0; the counters of word 15 = 0,
-//       then state = kOpEnqueued                   -- all relaxed
+//       api_datatype, then state = kOpEnqueued     -- all relaxed
 //     commit.store(seq + 1, release)               -- publishes
 //   progress writers (launch thread at Coll stop; proxy thread at KernelCh,
 //   ProxyOp, ProxyStep events) first check commit == seq + 1 (acquire) for the
@@ -159,7 +165,8 @@ constexpr uint16_t kFormatMajor = 1;
 //      (max_dumps .. last_refused_mono_ns).
 // 1.3: the record checksum gives the slot sequence a round of its own
 //      (RecordChecksum; kChecksumSeedRoundMinor).
-constexpr uint16_t kFormatMinor = 3;
+// 1.4: Record::api_datatype (byte 125, formerly reserved; kApiDatatypeMinor).
+constexpr uint16_t kFormatMinor = 4;
 // The zstd frame magic as it appears in the first four bytes of a dump.
 constexpr uint32_t kZstdFrameMagic = 0xFD2FB528u;
 
@@ -499,7 +506,15 @@ struct Record {
   uint8_t channels_stopped;
   uint8_t proxy_ops_started;
   uint8_t proxy_ops_stopped;
-  uint8_t reserved[3];
+  // Format 1.4: the datatype of the user's call as the CollApi/P2pApi event
+  // (API v5+) gave it (DataType); kTypeUnknown (0) when no API event was
+  // matched to the op, NCCL named a type the format does not know, or the
+  // file is older (the byte was reserved, never written: 0). Differs from
+  // `datatype` where NCCL's Coll event converts the call: AllGather and
+  // Broadcast are given in bytes as ncclInt8 (docs/design/nccl.md). Readers
+  // take it from images with version_minor >= kApiDatatypeMinor only.
+  uint8_t api_datatype;
+  uint8_t reserved[2];
 };
 
 static_assert(sizeof(Record) == kRecordSize, "Record size");
@@ -532,10 +547,13 @@ static_assert(offsetof(Record, channels_started) == 121, "");
 static_assert(offsetof(Record, channels_stopped) == 122, "");
 static_assert(offsetof(Record, proxy_ops_started) == 123, "");
 static_assert(offsetof(Record, proxy_ops_stopped) == 124, "");
-static_assert(offsetof(Record, reserved) == 125, "");
+static_assert(offsetof(Record, api_datatype) == 125, "");
+static_assert(offsetof(Record, reserved) == 126, "");
 
 constexpr uint32_t kRecordImmutableBegin = 8;   // after commit
 constexpr uint32_t kRecordChecksumOffset = 76;  // offsetof(Record, checksum)
+// The first format minor that writes Record::api_datatype.
+constexpr uint16_t kApiDatatypeMinor = 4;
 
 // Checksum of a record's immutable part. This is the one statement of its
 // range: it covers bytes [8, 76) (op_index through type_size), neither the

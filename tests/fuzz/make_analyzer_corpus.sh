@@ -36,18 +36,21 @@ emu healthy --ops 40
 emu hang --ops 64 --fault stuck:rank=1:op=30 --until-dumps 3
 emu desync --ops 40 --fault mismatch:rank=2:op=20:field=count
 emu killed --ops 4000 --fault kill:rank=3:op=25
+emu dtype --ops 40 --fault mismatch:rank=2:op=17:field=datatype-same-bytes
 
 mapfile -t hd < <(ls "$work"/healthy/rings/*.frdump)
 mapfile -t gd < <(ls "$work"/hang/rings/*.frdump)
 mapfile -t gr < <(ls "$work"/hang/rings/*.ring)
 mapfile -t dd < <(ls "$work"/desync/rings/*.frdump)
 mapfile -t kr < <(ls "$work"/killed/rings/*.ring)
+mapfile -t td < <(ls "$work"/dtype/rings/*.frdump)
 
 seed healthy_dumps "${hd[@]:0:4}"
 seed hang_dumps "${gd[@]:0:4}"
 seed hang_ring_and_dumps "${gr[0]}" "${gd[@]:0:3}"
 seed desync_dumps "${dd[@]:0:4}"
 seed killed_rings "${kr[@]:0:2}"
+seed dtype_same_bytes_dumps "${td[@]:0:4}"
 seed one_dump "${hd[0]}"
 seed two_jobs "${hd[0]}" "${dd[0]}" "${gd[0]}"
 ls -l "$out"

@@ -47,6 +47,22 @@ ImageBuilder Torn() {
   return b;
 }
 
+// Format 1.4: AllGather/Broadcast in bytes as int8 with the call's datatype
+// in api_datatype (one out of range: read as Unknown and counted).
+ImageBuilder ApiDatatypes() {
+  ImageBuilder b(1, 8);
+  b.Claim(0, 0xa91, 1, 4, "tp0");
+  const uint8_t types[] = {format::kTypeBfloat16, format::kTypeFloat32, 0, 200};
+  for (uint64_t i = 0; i < 4; ++i) {
+    format::Record r = ImageBuilder::Coll(i, 2048);
+    r.func = i % 2 == 0 ? format::kFuncAllGather : format::kFuncBroadcast;
+    r.datatype = format::kTypeInt8;
+    r.api_datatype = types[i];
+    b.Append(0, r);
+  }
+  return b;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -66,7 +82,8 @@ int main(int argc, char** argv) {
             WriteFile(reader + "wrapped.zst", wrapped.DumpBytes(2)) &&
             WriteFile(reader + "torn.ring", Torn().Bytes()) &&
             WriteFile(reader + "torn.zst", Torn().DumpBytes(1)) &&
-            WriteFile(reader + "empty.ring", empty.Bytes());
+            WriteFile(reader + "empty.ring", empty.Bytes()) &&
+            WriteFile(reader + "api_datatype.ring", ApiDatatypes().Bytes());
   // Layout seeds: deterministic pseudo-random instruction streams of a few
   // sizes, plus one that asks for 4 regions of capacity 16, all active.
   std::mt19937 rng(2024);

@@ -329,6 +329,32 @@ TEST_P(AnalyzeAcceptance, FuncMismatch) {
   CheckMismatch("func", L().func);
 }
 
+// 3c. The TP AllGather called with another datatype of the same byte size
+// (float32 with half the count where the others pass bfloat16): NCCL's Coll
+// event, in bytes as int8, is the same on every rank; the CollApi event's
+// datatype (Record::api_datatype) tells the rank apart, and the finding
+// says `datatype`, not `count`, with both values.
+TEST_P(AnalyzeAcceptance, SameBytesDatatypeMismatchOnAllGatherIsADatatypeMismatch) {
+  const Fault f{L().datatype.rank, 8 * 11 + 1};
+  ASSERT_EQ(f.op % kPeriod, 1);  // the TP AllGather, bfloat16
+  EmuJob job = Run("dtype-bytes",
+                   Base(f.op + 24) + " " + Spec("mismatch", f, ":field=datatype-same-bytes") +
+                       " --hang-timeout-s " + testing::ScaledSecondsText(20),
+                   0);
+  const AnalyzeRun run = Analyze({job.ring_dir});
+  ExpectMismatch(run, f.rank, "datatype");
+  ASSERT_FALSE(run.report["findings"].empty());
+  const auto& top = run.report["findings"][0];
+  const std::vector<std::string> fields = top.value("fields", std::vector<std::string>{});
+  EXPECT_EQ(fields, std::vector<std::string>{"datatype"}) << Describe(run);
+  const std::string summary = top.value("summary", "");
+  EXPECT_NE(summary.find("datatype ncclFloat32 where " + std::to_string(L().tp - 1) + " of " +
+                         std::to_string(L().tp) + " ranks used ncclBfloat16"),
+            std::string::npos)
+      << Describe(run);
+  EXPECT_EQ(top["op"].value("func", ""), "AllGather") << Describe(run);
+}
+
 // 3a. TP=2: every TP comm has two members, so the TP comm itself has no
 // majority. Its sibling TP comms, running the same ops, name the odd rank.
 TEST_P(AnalyzeAcceptance, CountMismatchOnATwoRankTpCommNamesTheOddRank) {

@@ -79,6 +79,11 @@ void ExpectRanksRecords(const EmuJob& job, int64_t ops, bool gpu_timers, int gra
         ASSERT_EQ(got.func, fmt::FuncName(w.func));
         ASSERT_EQ(got.count, w.count);
         ASSERT_EQ(got.datatype, fmt::DataTypeName(w.datatype));
+        // The call's own datatype, wherever the op's API call was matched
+        // (AllGather/Broadcast: the user's type behind the bytes).
+        if (got.t_api_ns != 0) {
+          ASSERT_EQ(got.api_datatype, fmt::DataTypeName(w.api_datatype));
+        }
         ASSERT_EQ(got.op_index, w.op_index);
         ASSERT_EQ(got.root_or_peer, w.root_or_peer);
         if (w.nccl_seq == UINT64_MAX) {

@@ -85,6 +85,9 @@ FileView FromShowJson(const std::string& path, const std::string& cli) {
       if (rv.has_seq) rv.seq = U64(r["nccl_seq"]);
       rv.func = r.value("func", "");
       rv.datatype = r.value("datatype", "");
+      if (r.contains("api_datatype") && r["api_datatype"].is_string()) {
+        rv.api_datatype = r["api_datatype"].get<std::string>();
+      }
       rv.state = r.value("state", "");
       rv.count = U64(r["count"]);
       rv.p2p = r.contains("peer");
@@ -142,6 +145,9 @@ FileView FromReader(const std::string& path) {
       rv.seq = o.nccl_seq;
       rv.func = format::FuncName(o.func);
       rv.datatype = format::DataTypeName(o.datatype);
+      if (o.api_datatype != format::kTypeUnknown) {
+        rv.api_datatype = format::DataTypeName(o.api_datatype);
+      }
       rv.state = format::OpStateName(o.state);
       rv.count = o.count;
       rv.p2p = o.is_p2p();

@@ -19,6 +19,7 @@ struct RecView {
   bool has_seq = false;
   uint64_t seq = 0;
   std::string func, datatype, state;
+  std::string api_datatype;  // "" when the record has none
   uint64_t count = 0;
   int root_or_peer = 0;
   bool p2p = false;

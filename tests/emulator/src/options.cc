@@ -176,6 +176,8 @@ bool ParseFault(const std::string& spec, Fault* out, std::string* error) {
       f.field = MismatchField::kDatatype;
     } else if (key == "field" && val == "func") {
       f.field = MismatchField::kFunc;
+    } else if (key == "field" && val == "datatype-same-bytes") {
+      f.field = MismatchField::kDatatypeSameBytes;
     } else {
       *error = "--fault '" + spec + "': bad part '" + parts[i] + "'";
       return false;
@@ -185,9 +187,10 @@ bool ParseFault(const std::string& spec, Fault* out, std::string* error) {
   const bool needs_us = f.kind == FaultKind::kSlow || f.kind == FaultKind::kPause;
   if (f.rank < 0 || (needs_op && f.op < 0) || (needs_us && f.us <= 0) ||
       (f.kind == FaultKind::kMismatch && f.field == MismatchField::kNone)) {
-    *error = "--fault '" + spec + "': needs rank=R" + std::string(needs_op ? ":op=N" : "") +
-             (needs_us ? ":us=X" : "") +
-             (f.kind == FaultKind::kMismatch ? ":field=count|datatype|func" : "");
+    *error =
+        "--fault '" + spec + "': needs rank=R" + std::string(needs_op ? ":op=N" : "") +
+        (needs_us ? ":us=X" : "") +
+        (f.kind == FaultKind::kMismatch ? ":field=count|datatype|datatype-same-bytes|func" : "");
     return false;
   }
   *out = f;
@@ -322,6 +325,7 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
   --dump-dir DIR        where --until-dumps counts *.frdump [$NCCL_FLIGHTREC_DIR]
   --step-us US          emulated kernel time per op [200]
   --fault SPEC          stuck|skip|kill:rank=R:op=N, mismatch:rank=R:op=N:field=count|datatype|func,
+                        mismatch:rank=R:op=N:field=datatype-same-bytes (other type, same bytes),
                         skip:rank=R:op=N:call=K (leave out call K of the grouped op N % 8 == 5),
                         gpu-hang:rank=R:op=N, slow:rank=R:us=X, pause:rank=R:op=N:us=X
                         (one stall of X us outside NCCL before op N) (repeatable)

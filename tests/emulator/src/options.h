@@ -16,7 +16,9 @@ namespace flightrec {
 namespace emu {
 
 enum class FaultKind { kStuck, kSkip, kKill, kMismatch, kGpuHang, kSlow, kPause };
-enum class MismatchField { kNone, kCount, kDatatype, kFunc };
+// kDatatypeSameBytes: another datatype with the count scaled so the call's
+// byte size stays the same (ApplyMismatch).
+enum class MismatchField { kNone, kCount, kDatatype, kFunc, kDatatypeSameBytes };
 
 struct Fault {
   FaultKind kind = FaultKind::kStuck;

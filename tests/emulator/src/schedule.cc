@@ -116,6 +116,25 @@ void ApplyMismatch(MismatchField field, Op* op) {
     case MismatchField::kDatatype:
       c.datatype = c.datatype == fmt::kTypeFloat64 ? fmt::kTypeFloat32 : fmt::kTypeFloat64;
       break;
+    case MismatchField::kDatatypeSameBytes: {
+      // A type of twice or half the size with the count scaled to match;
+      // an odd count of a 1- or 2-byte type keeps the size (int8 <-> uint8,
+      // float16 <-> bfloat16). The bytes stay count * size either way.
+      const uint8_t size = fmt::DataTypeSize(c.datatype);
+      const bool even = c.count % 2 == 0;
+      if (size >= 4) {
+        c.datatype = size == 4 ? fmt::kTypeFloat16 : fmt::kTypeFloat32;
+        c.count *= 2;
+      } else if (even) {
+        c.datatype = size == 2 ? fmt::kTypeFloat32 : fmt::kTypeFloat16;
+        c.count /= 2;
+      } else {
+        c.datatype =
+            size == 2 ? (c.datatype == fmt::kTypeFloat16 ? fmt::kTypeBfloat16 : fmt::kTypeFloat16)
+                      : (c.datatype == fmt::kTypeInt8 ? fmt::kTypeUint8 : fmt::kTypeInt8);
+      }
+      break;
+    }
     case MismatchField::kFunc:
       if (!c.is_p2p()) {
         c.func = c.func == fmt::kFuncAllReduce ? fmt::kFuncReduceScatter : fmt::kFuncAllReduce;
@@ -211,6 +230,7 @@ std::map<std::string, std::vector<ExpectedRecord>> ExpectedRecords(uint64_t seed
       e.func = c.func;
       e.count = c.TaskCount();
       e.datatype = c.TaskDatatype();
+      e.api_datatype = c.datatype;
       e.n_channels = static_cast<int>(c.channels.size());
       if (c.is_p2p()) {
         e.root_or_peer = c.peer;

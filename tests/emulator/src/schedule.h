@@ -107,8 +107,9 @@ struct ExpectedRecord {
   uint64_t op_index = 0;  // per-comm coll index, or per (peer, dir) p2p index
   uint64_t nccl_seq = UINT64_MAX;
   uint8_t func = 0;
-  uint64_t count = 0;    // Coll/P2p event count
-  uint8_t datatype = 0;  // Coll/P2p event datatype
+  uint64_t count = 0;        // Coll/P2p event count
+  uint8_t datatype = 0;      // Coll/P2p event datatype
+  uint8_t api_datatype = 0;  // the call's datatype (CollApi/P2pApi event, v5+)
   int root_or_peer = 0;
   int n_channels = 0;
 };

@@ -24,6 +24,8 @@ TEST(Options, ParsesFaultsAndRejectsBadOnesWithTheSpec) {
   EXPECT_NE(err.find("explode"), std::string::npos);
   EXPECT_FALSE(ParseFault("mismatch:rank=1:op=2", &f, &err));
   EXPECT_NE(err.find("field="), std::string::npos);
+  EXPECT_TRUE(ParseFault("mismatch:rank=1:op=9:field=datatype-same-bytes", &f, &err)) << err;
+  EXPECT_EQ(f.field, MismatchField::kDatatypeSameBytes);
   EXPECT_FALSE(ParseFault("stuck:rank=1", &f, &err));
   // A pause is one stall before one op: it needs both.
   EXPECT_FALSE(ParseFault("pause:rank=1:op=2", &f, &err));

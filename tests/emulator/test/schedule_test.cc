@@ -6,6 +6,8 @@
 
 #include <set>
 
+#include "flightrec/record_names.h"
+
 namespace flightrec {
 namespace emu {
 namespace {
@@ -62,6 +64,26 @@ TEST(Schedule, AllGatherAndBroadcastTasksCountBytesAsInt8) {
   ASSERT_EQ(bc.calls[0].func, fmt::kFuncBroadcast);
   EXPECT_EQ(bc.calls[0].root, 1);  // (i / 8) % tp
   EXPECT_EQ(bc.calls[0].TaskCount(), bc.calls[0].count * 4);
+}
+
+// mismatch:field=datatype-same-bytes: the call's datatype and count change,
+// the task NCCL makes of an AllGather/Broadcast (bytes as int8) does not.
+TEST(Schedule, SameBytesDatatypeMismatchChangesTheCallNotTheTask) {
+  Topology topo(8, 4, 4, "job");
+  for (const int64_t i : {int64_t{1}, int64_t{8 + 4}, int64_t{0}}) {
+    const Op normal = ScheduleOp(1, i, topo, 0);
+    Op odd = normal;
+    ApplyMismatch(MismatchField::kDatatypeSameBytes, &odd);
+    const Call& a = normal.calls[0];
+    const Call& b = odd.calls[0];
+    SCOPED_TRACE(fmt::FuncName(a.func));
+    EXPECT_NE(b.datatype, a.datatype);
+    EXPECT_EQ(b.count * fmt::DataTypeSize(b.datatype), a.count * fmt::DataTypeSize(a.datatype));
+    if (a.func == fmt::kFuncAllGather || a.func == fmt::kFuncBroadcast) {
+      EXPECT_EQ(b.TaskCount(), a.TaskCount());
+      EXPECT_EQ(b.TaskDatatype(), a.TaskDatatype());
+    }
+  }
 }
 
 TEST(Schedule, GroupedOpsLaunchInNcclOrderNotCallOrder) {

@@ -362,6 +362,73 @@ TEST(AnalyzerMismatchTest, TwoMemberTieIsBrokenByTheMembersOtherComms) {
 
 // Symmetric evidence: no sibling, and neither member is odd anywhere else.
 // Both are named, nobody is blamed.
+// NCCL gives AllGather and Broadcast in bytes as int8 (the Coll event): a
+// rank that passed float16 with twice the count has the others' record;
+// the call's datatype (api_datatype, from the CollApi event) names it, and
+// the field is `datatype`, not `count`.
+TEST(AnalyzerMismatchTest, SameBytesOtherDatatypeIsADatatypeMismatchByTheApiDatatype) {
+  JobSpec spec;
+  spec.fault = Fault::kMismatch;
+  spec.field = "datatype-same-bytes";
+  spec.op = 8;  // the world Broadcast of step 2
+  spec.api_level = true;
+  Analyzed a(MakeJob(spec));
+  EXPECT_EQ(a.result.verdict, Verdict::kDesync);
+  const analysis::Finding* f = a.First(FindingKind::kMismatch);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(a.CommName(*f), "world");
+  ASSERT_EQ(f->ranks.size(), 1u) << f->summary;
+  EXPECT_EQ(a.Pid(f->ranks[0].process), 4005) << f->summary;
+  EXPECT_EQ(f->fields, std::vector<std::string>{"datatype"}) << f->summary;
+  EXPECT_NE(f->summary.find("datatype ncclFloat16 where 7 of 8 ranks used ncclFloat32"),
+            std::string::npos)
+      << f->summary;
+  EXPECT_NE(f->summary.find("byte counts agree"), std::string::npos) << f->summary;
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
+}
+
+// The same call with the same datatype and twice the count: the bytes
+// differ and every record has the call's datatype, so it is the count.
+TEST(AnalyzerMismatchTest, InBytesCountMismatchWithAgreeingApiDatatypesIsTheCount) {
+  JobSpec spec;
+  spec.fault = Fault::kMismatch;
+  spec.field = "count";
+  spec.op = 8;
+  spec.api_level = true;
+  Analyzed a(MakeJob(spec));
+  const analysis::Finding* f = a.First(FindingKind::kMismatch);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->fields, std::vector<std::string>{"count"}) << f->summary;
+  EXPECT_NE(f->summary.find("so its count differs"), std::string::npos) << f->summary;
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
+}
+
+// One rank without API datatypes (an older plugin): datatypes are compared
+// as the Coll event gives them. A healthy job stays healthy (no rank reads
+// as different for lacking it); a count difference is reported as before,
+// "count or datatype"; a same-bytes datatype difference cannot be seen.
+TEST(AnalyzerMismatchTest, WithoutApiDatatypesOnOneRankTheCollEventDecides) {
+  JobSpec healthy;
+  healthy.api_level = true;
+  healthy.no_api_rank = 2;
+  EXPECT_EQ(Analyzed(MakeJob(healthy)).First(FindingKind::kMismatch), nullptr);
+
+  JobSpec count = healthy;
+  count.fault = Fault::kMismatch;
+  count.field = "count";
+  count.op = 8;
+  Analyzed a(MakeJob(count));
+  const analysis::Finding* f = a.First(FindingKind::kMismatch);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->fields, std::vector<std::string>{"count"}) << f->summary;
+  EXPECT_NE(f->summary.find("count or its datatype differs"), std::string::npos) << f->summary;
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
+
+  JobSpec same_bytes = count;
+  same_bytes.field = "datatype-same-bytes";
+  EXPECT_EQ(Analyzed(MakeJob(same_bytes)).First(FindingKind::kMismatch), nullptr);
+}
+
 TEST(AnalyzerMismatchTest, SymmetricTieNamesBothAndBlamesNoOne) {
   JobSpec spec;
   spec.fault = Fault::kMismatch;

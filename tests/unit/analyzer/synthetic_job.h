@@ -42,7 +42,15 @@ struct JobSpec {
   int rank = 5;
   int op = 7;  // position in the rank's program (3 ops per step)
   int step = 2;
-  std::string field = "count";  // kMismatch: count|datatype|root|func
+  // kMismatch: count|datatype|root|func, or datatype-same-bytes (float16
+  // with twice the count: the same bytes).
+  std::string field = "count";
+  // Records as NCCL and a v5+ plugin give them: AllGather and Broadcast in
+  // bytes as int8 (the Coll event), the call's datatype in api_datatype
+  // (the CollApi event); every op has api_datatype. `no_api_rank` (>= 0):
+  // that rank's records carry none (an older plugin).
+  bool api_level = false;
+  int no_api_rank = -1;
   uint64_t slow_ns = 5000000;
   std::map<int, uint64_t> capacity;  // rank -> ring capacity (wrap)
   // > 0: every op's count varies with its step (1024 + 64 * (step %
@@ -169,6 +177,10 @@ class SyntheticJob {
   void Mutate(PlannedOp* op) const {
     if (spec_.field == "count") op->count *= 2;
     if (spec_.field == "datatype") op->datatype = format::kTypeFloat16;
+    if (spec_.field == "datatype-same-bytes") {
+      op->datatype = format::kTypeFloat16;
+      op->count *= 2;
+    }
     if (spec_.field == "root") op->root = 1;
     if (spec_.field == "func") op->func = format::kFuncReduce;
   }
@@ -197,6 +209,13 @@ class SyntheticJob {
     rec.count = op.count;
     rec.datatype = op.datatype;
     rec.bytes = op.count * format::DataTypeSize(op.datatype);
+    if (spec_.api_level) {
+      if (r != spec_.no_api_rank) rec.api_datatype = op.datatype;
+      if (op.func == format::kFuncAllGather || op.func == format::kFuncBroadcast) {
+        rec.count = rec.bytes;
+        rec.datatype = format::kTypeInt8;
+      }
+    }
     rec.func = op.func;
     rec.root_or_peer = op.root;
     rec.algo = format::kAlgoRing;

@@ -197,6 +197,8 @@ void CheckCollAndSendRecv(const RingImage& ring, uint32_t region) {
   EXPECT_EQ(coll.op_index, 0u);
   EXPECT_EQ(coll.func, format::kFuncAllReduce);
   EXPECT_EQ(coll.datatype, format::kTypeFloat32);
+  // The call's datatype, from CollApi (v5+).
+  EXPECT_EQ(coll.api_datatype, V >= 5 ? format::kTypeFloat32 : format::kTypeUnknown);
   EXPECT_EQ(coll.type_size, 4);
   EXPECT_EQ(coll.count, kCollCount);
   EXPECT_EQ(coll.nccl_seq, kCollSeq);
@@ -224,6 +226,7 @@ void CheckCollAndSendRecv(const RingImage& ring, uint32_t region) {
   EXPECT_EQ(send.op_index, 0u);
   EXPECT_EQ(send.func, format::kFuncSend);
   EXPECT_EQ(send.datatype, format::kTypeInt32);
+  EXPECT_EQ(send.api_datatype, V >= 5 ? format::kTypeInt32 : format::kTypeUnknown);
   EXPECT_EQ(send.count, kSendCount);
   EXPECT_EQ(send.root_or_peer, kSendPeer);
   EXPECT_EQ(send.nccl_seq, UINT64_MAX);
@@ -359,6 +362,7 @@ TEST_F(PluginTest, AGraphReplayKeepsItsFlagAfterItsApiEntryIsRecycled) {
   EXPECT_EQ(replay.flags & (format::kFlagGraphCaptured | format::kFlagHasApi),
             format::kFlagGraphCaptured);
   EXPECT_EQ(replay.t_api_ns, 0u);
+  EXPECT_EQ(replay.api_datatype, format::kTypeUnknown);  // the recycled entry's is not taken
   const format::Record stale = ring.Record(region, 1);
   ASSERT_TRUE(RingImage::Valid(stale, 1));
   EXPECT_EQ(stale.flags & (format::kFlagGraphCaptured | format::kFlagHasApi), 0);

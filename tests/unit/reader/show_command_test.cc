@@ -142,6 +142,7 @@ TEST_F(ShowCommandTest, JsonFollowsTheDocumentedSchema) {
   EXPECT_EQ(r["nccl_seq"], 5);
   EXPECT_EQ(r["func"], "AllReduce");
   EXPECT_EQ(r["datatype"], "ncclFloat32");
+  EXPECT_TRUE(r["api_datatype"].is_null());  // no CollApi event in this record
   EXPECT_EQ(r["bytes"], 1024);
   EXPECT_EQ(r["root"], 0);
   EXPECT_FALSE(r.contains("peer"));
@@ -150,7 +151,7 @@ TEST_F(ShowCommandTest, JsonFollowsTheDocumentedSchema) {
   EXPECT_EQ(r["state"], "enqueued");
   EXPECT_EQ(r["flags"], nlohmann::json({"gpu_timed"}));
   EXPECT_EQ(r["gpu_end_ns"].get<uint64_t>() - r["gpu_start_ns"].get<uint64_t>(), 2500u);
-  EXPECT_EQ(r.size(), 28u);
+  EXPECT_EQ(r.size(), 29u);
 
   const nlohmann::json& p = j["comms"][1];
   EXPECT_EQ(p["state"], "finalized");

@@ -73,6 +73,7 @@ format::Record FullRecord() {
   r.channels_stopped = 4;
   r.proxy_ops_started = 2;
   r.proxy_ops_stopped = 1;
+  r.api_datatype = format::kTypeFloat16;
   return r;
 }
 
@@ -177,6 +178,7 @@ TEST(SnapshotReaderTest, RoundTripsEveryRegionAndRecordField) {
   EXPECT_EQ(op.root_or_peer, 2);
   EXPECT_EQ(op.func, format::kFuncBroadcast);
   EXPECT_EQ(op.datatype, format::kTypeBfloat16);
+  EXPECT_EQ(op.api_datatype, format::kTypeFloat16);
   EXPECT_EQ(op.algo, format::kAlgoTree);
   EXPECT_EQ(op.proto, format::kProtoLL128);
   EXPECT_EQ(op.n_channels, 4);
@@ -205,6 +207,7 @@ TEST(SnapshotReaderTest, RoundTripsEveryRegionAndRecordField) {
   EXPECT_EQ(send.nccl_seq, UINT64_MAX);
   EXPECT_EQ(send.root_or_peer, 5);
   EXPECT_EQ(send.t_api_ns, 0u);  // 0 = not observed stays 0
+  EXPECT_EQ(send.api_datatype, format::kTypeUnknown);
   EXPECT_EQ(send.gpu_start_ns, 0u);
 }
 
@@ -363,6 +366,38 @@ TEST(SnapshotReaderTest, OutOfRangeEnumsInValidRecordsBecomeUnknownWithAWarning)
   EXPECT_EQ(op.bytes, 4u);  // falls back to the record's type_size
   ASSERT_FALSE(r.snapshot.warnings.empty());
   EXPECT_NE(r.snapshot.warnings[0].find("3 out-of-range enum"), std::string::npos);
+}
+
+// Record::api_datatype was reserved (never written) before format 1.4: an
+// older image reads as "no API datatype" even where the byte is set, a 1.4
+// image gives it, and an unknown value becomes Unknown and is counted.
+TEST(SnapshotReaderTest, ApiDatatypeIsReadFromFormat14OnAndIsUnknownBefore) {
+  for (const uint16_t minor : {uint16_t{3}, format::kApiDatatypeMinor}) {
+    ImageBuilder b(1, 4);
+    b.header().version_minor = minor;
+    b.Claim(0, 7, 0, 2, "c");
+    format::Record rec = ImageBuilder::Coll(0, 64);
+    rec.func = format::kFuncAllGather;
+    rec.datatype = format::kTypeInt8;
+    rec.api_datatype = format::kTypeFloat32;
+    ImageBuilder::Seal(&rec, 0, minor);
+    b.Slot(0, 0) = rec;
+    format::Record bad = ImageBuilder::Coll(1, 64);
+    bad.api_datatype = 200;
+    ImageBuilder::Seal(&bad, 1, minor);
+    b.Slot(0, 1) = bad;
+    b.region(0).head = 2;
+    b.region(0).coll_count = 2;
+    ReadResult r = Read(b.Bytes());
+    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_EQ(r.snapshot.comms[0].records.size(), 2u) << "minor " << minor;
+    const bool has = minor >= format::kApiDatatypeMinor;
+    EXPECT_EQ(r.snapshot.comms[0].records[0].api_datatype,
+              has ? format::kTypeFloat32 : format::kTypeUnknown)
+        << "minor " << minor;
+    EXPECT_EQ(r.snapshot.comms[0].records[1].api_datatype, format::kTypeUnknown);
+    EXPECT_EQ(r.snapshot.warnings.empty(), !has) << "minor " << minor;
+  }
 }
 
 class TempFile {

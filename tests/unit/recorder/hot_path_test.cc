@@ -260,12 +260,13 @@ TEST(HotPath, ApiScratchRoundTripAndRecycling) {
               call.user_tag = 22;
               call.stream = 33;
               call.graph_captured = 1;
+              call.datatype = format::kTypeBfloat16;
               const uint64_t first = c->NoteApiCall(call);
               CHILD_CHECK(first != 0);
               ApiCall got;
               CHILD_CHECK(c->LookupApiCall(first, &got));
               CHILD_CHECK(got.t_api_ns == 11 && got.user_tag == 22 && got.stream == 33 &&
-                          got.graph_captured == 1);
+                          got.graph_captured == 1 && got.datatype == format::kTypeBfloat16);
               for (int i = 0; i < 256; ++i) c->NoteApiCall(call);  // recycles `first`
               CHILD_CHECK(!c->LookupApiCall(first, &got));
               CHILD_CHECK(!c->LookupApiCall(0, &got));
