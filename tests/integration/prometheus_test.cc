@@ -283,8 +283,8 @@ TEST_F(PrometheusJob, StuckAlertFiresForTheRanksThatWaitAndRankBehindNamesTheSto
   const std::map<std::string, std::set<std::string>> expected = {
       {"FlightrecCollectiveStuck", {pid_of_rank[0], pid_of_rank[2], pid_of_rank[3]}},
       {"FlightrecRankBehind", {pid_of_rank[1]}}};
-  EXPECT_EQ(pids_by_alert, expected) << "rank 1 is pid " << pid_of_rank[1] << "; "
-                                     << stack_->Logs();
+  EXPECT_EQ(pids_by_alert, expected)
+      << "rank 1 is pid " << pid_of_rank[1] << "; " << stack_->Logs();
 }
 
 TEST_F(PrometheusJob, AHealthyJobFiresNoAlert) {
