@@ -1,5 +1,6 @@
 #include "integration/spawned.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,17 +61,46 @@ int Spawned::Wait(int bound_s) {
   return result_;
 }
 
+namespace {
+
+// True when `file` (a /proc status or fdinfo file) has a line `key` followed
+// by a hex mask with bit `sig` - 1 set.
+bool MaskLineHas(const std::string& file, const std::string& key, int sig) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) != 0) continue;
+    const unsigned long long mask = std::strtoull(line.c_str() + key.size(), nullptr, 16);
+    return ((mask >> (sig - 1)) & 1ull) != 0;
+  }
+  return false;
+}
+
+// True when process `pid` holds a signalfd whose mask has `sig`.
+bool HasSignalFd(pid_t pid, int sig) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  DIR* d = opendir((proc + "/fd").c_str());
+  if (d == nullptr) return false;
+  bool found = false;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    char target[64] = {};
+    const std::string fd = proc + "/fd/" + e->d_name;
+    if (readlink(fd.c_str(), target, sizeof(target) - 1) <= 0) continue;
+    if (std::string(target) != "anon_inode:[signalfd]") continue;
+    if (MaskLineHas(proc + "/fdinfo/" + e->d_name, "sigmask:", sig)) found = true;
+  }
+  closedir(d);
+  return found;
+}
+
+}  // namespace
+
 bool Spawned::WaitBlocks(int sig, int bound_s) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(bound_s);
   const std::string status = "/proc/" + std::to_string(pid_) + "/status";
   while (running() && std::chrono::steady_clock::now() < end) {
-    std::ifstream in(status);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.rfind("SigBlk:", 0) != 0) continue;
-      const unsigned long long mask = std::strtoull(line.c_str() + 7, nullptr, 16);
-      if ((mask >> (sig - 1)) & 1ull) return true;
-    }
+    if (HasSignalFd(pid_, sig) && MaskLineHas(status, "SigBlk:", sig)) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;

@@ -33,9 +33,12 @@ class Spawned {
   int Stop(int sig, int bound_s);
   // The process ended by a signal rather than by exiting (after Wait).
   bool signaled() const { return signaled_; }
-  // Waits (at most `bound_s`) until the process blocks `sig` in its main
-  // thread (/proc/<pid>/status SigBlk): a command that takes its stop
-  // signals through a signalfd is then ready for them.
+  // Waits (at most `bound_s`) until the process holds a signalfd whose mask
+  // has `sig` (/proc/<pid>/fdinfo "sigmask:") and its main thread blocks
+  // `sig` (/proc/<pid>/status SigBlk): the command is then ready for it. A
+  // blocked mask alone is not enough: a runtime may block every signal for
+  // a moment during its start (TSan does, around its own thread), and a
+  // signal sent then arrives once the start unblocks it again.
   bool WaitBlocks(int sig, int bound_s);
 
  private:
