@@ -360,8 +360,6 @@ TEST(AnalyzerMismatchTest, TwoMemberTieIsBrokenByTheMembersOtherComms) {
   EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4005});
 }
 
-// Symmetric evidence: no sibling, and neither member is odd anywhere else.
-// Both are named, nobody is blamed.
 // NCCL gives AllGather and Broadcast in bytes as int8 (the Coll event): a
 // rank that passed float16 with twice the count has the others' record;
 // the call's datatype (api_datatype, from the CollApi event) names it, and
@@ -429,6 +427,8 @@ TEST(AnalyzerMismatchTest, WithoutApiDatatypesOnOneRankTheCollEventDecides) {
   EXPECT_EQ(Analyzed(MakeJob(same_bytes)).First(FindingKind::kMismatch), nullptr);
 }
 
+// Symmetric evidence: no sibling, and neither member is odd anywhere else.
+// Both are named, nobody is blamed.
 TEST(AnalyzerMismatchTest, SymmetricTieNamesBothAndBlamesNoOne) {
   JobSpec spec;
   spec.fault = Fault::kMismatch;
