@@ -97,8 +97,10 @@ bool Coord::Open(const std::string& path, std::string* error) {
 }
 
 bool Coord::PxnPost(int target, const PxnOp& op) {
+  std::lock_guard<std::mutex> lock(pxn_post_mu_);
   PxnMailbox* m = &pxn_[target];
-  const uint64_t posted = __atomic_load_n(&m->posted, __ATOMIC_RELAXED);  // ours alone
+  // Only this process, under pxn_post_mu_, stores posted: relaxed suffices.
+  const uint64_t posted = __atomic_load_n(&m->posted, __ATOMIC_RELAXED);
   // Acquire: pairs with the release store of taken in PxnTake, so the slot
   // is reused only after its op was read.
   if (posted - __atomic_load_n(&m->taken, __ATOMIC_ACQUIRE) >= kPxnSlots) return false;

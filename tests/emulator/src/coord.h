@@ -22,6 +22,7 @@
 
 #include <stdint.h>
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -74,8 +75,9 @@ struct PxnOp {
   uint64_t trans_size;  // bytes per step
 };
 
-// One single-producer (the rank's one PXN partner), single-consumer (the
-// rank's own proxy) ring per rank.
+// One ring per rank. Its producer is the rank's one PXN partner process, whose
+// proxy threads (one per comm) take Coord::pxn_post_mu_ to post, so one
+// thread writes at a time; its consumer is the rank's own comm-0 proxy thread.
 constexpr uint64_t kPxnSlots = 256;
 struct PxnMailbox {
   uint64_t posted;  // ops written; release-stored after the op (PxnPost)
@@ -126,7 +128,8 @@ class Coord {
                    const volatile bool* stop);
 
   // PXN: appends `op` to rank `target`'s mailbox; false (nothing written)
-  // when it is full, i.e. that rank's proxy is gone or far behind.
+  // when it is full, i.e. that rank's proxy is gone or far behind. Any thread
+  // of the one process that posts to `target` may call it.
   bool PxnPost(int target, const PxnOp& op);
   // PXN: takes the oldest op of rank `self`'s mailbox; false when empty.
   bool PxnTake(int self, PxnOp* op);
@@ -151,6 +154,8 @@ class Coord {
   CommSlot* comms_ = nullptr;
   uint64_t* counters_ = nullptr;
   PxnMailbox* pxn_ = nullptr;
+  // Serializes this process's posters: the mailbox has one writer at a time.
+  std::mutex pxn_post_mu_;
 };
 
 size_t CoordFileSize(int nranks, int ncomms);

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -103,6 +104,67 @@ TEST(Coord, PxnMailboxIsABoundedFifoBetweenProcesses) {
   ASSERT_TRUE(origin.PxnPost(1, extra));   // room again
   ASSERT_TRUE(partner.PxnTake(1, &got));
   EXPECT_EQ(got.parent, 0xdeadu);
+}
+
+// A rank's proxy threads (one per comm) all post to its one PXN partner's
+// mailbox: concurrent posts from one process lose nothing and keep each
+// thread's order, while the partner's proxy takes them.
+TEST(Coord, PxnPostsFromSeveralThreadsOfOneProcessAllArriveOnce) {
+  std::string path = TempDir() + "/coord.shm";
+  Coord origin, partner;
+  std::string err;
+  ASSERT_TRUE(origin.Create(path, 2, 3, "job", &err)) << err;
+  ASSERT_TRUE(partner.Open(path, &err)) << err;
+  constexpr int kThreads = 4;
+  constexpr uint64_t kPerThread = 20000;
+  // A lost post makes the counters disagree forever (a mailbox that looks
+  // full, or never empty): the deadline turns that into a failure.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::atomic<int> posting{kThreads};
+  std::vector<std::thread> posters;
+  for (int t = 0; t < kThreads; ++t) {
+    posters.emplace_back([&origin, &posting, deadline, t] {
+      for (uint64_t i = 0; i < kPerThread; ++i) {
+        PxnOp op{};
+        op.rank = t;
+        op.parent = i;
+        while (!origin.PxnPost(1, op)) {  // full: the taker drains it
+          if (std::chrono::steady_clock::now() > deadline) return;
+          std::this_thread::yield();
+        }
+      }
+    });
+  }
+  std::thread joiner([&posters, &posting] {
+    for (auto& p : posters) p.join();
+    posting.store(0);
+  });
+  std::vector<uint64_t> next(kThreads, 0);
+  uint64_t taken = 0, out_of_order = 0;
+  PxnOp got;
+  uint64_t stray = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const bool done = posting.load() == 0;  // read before the take: nothing posted is missed
+    if (partner.PxnTake(1, &got)) {
+      ++taken;
+      if (got.rank < 0 || got.rank >= kThreads) {
+        ++stray;
+        continue;
+      }
+      if (got.parent != next[got.rank]) ++out_of_order;
+      next[got.rank] = got.parent + 1;
+    } else if (done) {
+      break;
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  joiner.join();
+  EXPECT_EQ(stray, 0u);
+  EXPECT_EQ(taken, kThreads * kPerThread);
+  EXPECT_EQ(out_of_order, 0u);
+  EXPECT_EQ(partner.PxnPosted(1), kThreads * kPerThread);
+  EXPECT_EQ(partner.PxnTaken(1), kThreads * kPerThread);
 }
 
 TEST(Coord, OpenRejectsAForeignFileWithItsName) {
