@@ -17,16 +17,18 @@ mkdir -p "$dir/fuzz-artifacts"
 for h in "${harnesses[@]}"; do
   name=$(basename "$h")
   scratch="$dir/fuzz-scratch/$name"
-  rm -rf "$scratch"; mkdir -p "$scratch"
+  tmp="$dir/fuzz-scratch/$name.tmp"  # the harness's temporary files ($TMPDIR), removed after
+  rm -rf "$scratch" "$tmp"; mkdir -p "$scratch" "$tmp"
   seeds=tests/fuzz/corpus/$name
   [[ -d $seeds ]] || seeds=tests/fuzz/corpus
   log="$dir/fuzz-artifacts/$name.log"
-  if "$h" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+  if TMPDIR="$tmp" "$h" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
       -artifact_prefix="$dir/fuzz-artifacts/$name-" "$scratch" "$seeds" >"$log" 2>&1; then
     execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
     echo "fuzz: $name ok, ${execs:-?} executions in ${secs}s"
   else
     echo "fuzz: $name FAILED (see $log)"; tail -30 "$log"; status=1
   fi
+  rm -rf "$tmp"
 done
 exit $status

@@ -94,8 +94,9 @@ VerdictJob RunHung(const std::string& tag, int ranks, const std::string& fault,
   env.emplace("NCCL_FLIGHTREC_POLL_MS", "100");
   env.emplace("NCCL_FLIGHTREC_JOB_ID", v.job_id);
   // The hook file lives beside the job dir, which RunEmu creates: use a
-  // fixed name under /tmp made unique by the tag and our pid.
-  v.hook_out = "/tmp/flightrec-verdict-hook-" + tag + "-" + std::to_string(getpid()) + ".txt";
+  // fixed name in the test's scratch dir made unique by the tag and our pid.
+  v.hook_out = testing::TempRoot() + "/flightrec-verdict-hook-" + tag + "-" +
+               std::to_string(getpid()) + ".txt";
   std::remove(v.hook_out.c_str());
   env.emplace("NCCL_FLIGHTREC_ON_VERDICT", HookCommand(v.hook_out));
   JobSlot slot;

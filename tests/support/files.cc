@@ -24,10 +24,13 @@ std::string PluginPath() { return BuildDir() + "/lib/libnccl-profiler-flightrec.
 std::string CliPath() { return BuildDir() + "/bin/flightrec"; }
 std::string EmuPath() { return BuildDir() + "/bin/flightrec-emu"; }
 
-std::string MakeTempDir(const std::string& tag) {
+std::string TempRoot() {
   const char* tmp = getenv("TMPDIR");
-  std::string pattern =
-      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/flightrec-" + tag + "-XXXXXX";
+  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+}
+
+std::string MakeTempDir(const std::string& tag) {
+  std::string pattern = TempRoot() + "/flightrec-" + tag + "-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   const char* made = mkdtemp(buf.data());

@@ -18,7 +18,10 @@ std::string PluginPath();  // <build>/lib/libnccl-profiler-flightrec.so
 std::string CliPath();     // <build>/bin/flightrec
 std::string EmuPath();     // <build>/bin/flightrec-emu
 
-// A fresh directory under $TMPDIR (or /tmp); "" when none could be made.
+// $TMPDIR, or /tmp when it is unset or empty. In a test process it is the
+// test's own scratch directory (tests/support/gtest_main.cc).
+std::string TempRoot();
+// A fresh directory TempRoot()/flightrec-TAG-XXXXXX; "" when none could be made.
 std::string MakeTempDir(const std::string& tag);
 // Removes `dir` and everything below it, read-only parts included.
 void RemoveTree(const std::string& dir);

@@ -1,6 +1,7 @@
 // Coordination makes collectives really block: in-process for the counters,
 // and end to end with a 4-rank job in which one rank is stuck.
 #include "emulator/src/coord.h"
+#include "support/files.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +24,9 @@ namespace emu {
 namespace {
 
 std::string TempDir() {
-  char tmpl[] = "/tmp/emu-coord-test-XXXXXX";
-  EXPECT_NE(mkdtemp(tmpl), nullptr);
-  return tmpl;
+  std::string dir = testing::MakeTempDir("emu-coord");
+  EXPECT_FALSE(dir.empty());
+  return dir;
 }
 
 TEST(Coord, WaitAllBlocksUntilEveryMemberPublished) {

@@ -18,6 +18,7 @@
 #include "analyzer/report/output.h"
 #include "analyzer/report/report.h"
 #include "flightrec/version.h"
+#include "support/files.h"
 #include "unit/analyzer/analyzer_test_util.h"
 
 namespace flightrec {
@@ -443,9 +444,8 @@ TEST(ReportTest, TimelineIsAChromeTraceWithSlicesFlowsAndMarkers) {
 class OutputTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/flightrec-output-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    dir_ = MakeTempDir("output");
+    ASSERT_FALSE(dir_.empty());
   }
   void TearDown() override { (void)std::system(("rm -rf '" + dir_ + "'").c_str()); }
   static std::string Slurp(const std::string& path) {

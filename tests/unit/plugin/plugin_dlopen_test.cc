@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "flightrec/record_format.h"
+#include "support/files.h"
 #include "support/ring_image.h"
 #include "unit/plugin/plugin_driver.h"
 
@@ -48,9 +49,8 @@ constexpr int kDefaultMask = abi::kProfileColl | abi::kProfileP2p | abi::kProfil
 class PluginTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/flightrec-plugin-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    dir_ = testing::MakeTempDir("plugin");
+    ASSERT_FALSE(dir_.empty());
   }
   void TearDown() override {
     const std::string cmd = "rm -rf '" + dir_ + "'";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analyzer/cli/commands.h"
+#include "support/files.h"
 #include "tests/unit/reader/image_builder.h"
 
 namespace flightrec {
@@ -29,11 +30,11 @@ ShowRun Show(std::vector<std::string> args) {
   args.insert(args.begin(), {"flightrec", "show"});
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  testing::internal::CaptureStdout();
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
   app.parse(static_cast<int>(argv.size()), argv.data());
-  run.out = testing::internal::GetCapturedStdout();
-  run.err = testing::internal::GetCapturedStderr();
+  run.out = ::testing::internal::GetCapturedStdout();
+  run.err = ::testing::internal::GetCapturedStderr();
   return run;
 }
 
@@ -67,7 +68,7 @@ class ShowCommandTest : public ::testing::Test {
     for (const std::string& p : {ring_, dump_, bad_}) unlink(p.c_str());
   }
   static std::string Write(const char* tag, const std::vector<uint8_t>& bytes) {
-    std::string path = std::string("/tmp/flightrec-show-") + tag + "-XXXXXX";
+    std::string path = testing::TempRoot() + "/flightrec-show-" + tag + "-XXXXXX";
     int fd = mkstemp(path.data());
     EXPECT_GE(fd, 0);
     EXPECT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));

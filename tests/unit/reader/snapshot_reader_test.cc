@@ -12,6 +12,7 @@
 
 #include "analyzer/reader/image_header.h"
 #include "analyzer/reader/region_reader.h"
+#include "support/files.h"
 #include "tests/unit/reader/image_builder.h"
 #include "tests/unit/reader/snapshot_invariants.h"
 
@@ -403,8 +404,8 @@ TEST(SnapshotReaderTest, ApiDatatypeIsReadFromFormat14OnAndIsUnknownBefore) {
 class TempFile {
  public:
   explicit TempFile(const std::vector<uint8_t>& bytes) {
-    char tmpl[] = "/tmp/flightrec-reader-XXXXXX";
-    int fd = mkstemp(tmpl);
+    std::string tmpl = testing::TempRoot() + "/flightrec-reader-XXXXXX";
+    int fd = mkstemp(tmpl.data());
     path_ = tmpl;
     if (fd >= 0) {
       EXPECT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));

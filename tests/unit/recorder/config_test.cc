@@ -25,9 +25,19 @@ class ConfigTest : public ::testing::Test {
     unsetenv("NCCL_FLIGHTREC_DUMP_ON_EXIT");
     unsetenv("NCCL_FLIGHTREC_JOB_ID");
     unsetenv("NCCL_FLIGHTREC_VERDICT");
+    const char* tmp = getenv("TMPDIR");
+    saved_tmpdir_ = tmp != nullptr ? tmp : "";
     setenv("TMPDIR", "/var/tmp/x", 1);
   }
-  void TearDown() override { unsetenv("TMPDIR"); }
+  // The test process's own scratch dir comes back (tests/support/gtest_main.cc).
+  void TearDown() override {
+    if (saved_tmpdir_.empty()) {
+      unsetenv("TMPDIR");
+    } else {
+      setenv("TMPDIR", saved_tmpdir_.c_str(), 1);
+    }
+  }
+  std::string saved_tmpdir_;
 
   // Loads the config and returns only the lines logged while doing so.
   std::string Load(Config* cfg) {
