@@ -124,7 +124,7 @@ TEST(Coord, PxnPostsFromSeveralThreadsOfOneProcessAllArriveOnce) {
   std::atomic<int> posting{kThreads};
   std::vector<std::thread> posters;
   for (int t = 0; t < kThreads; ++t) {
-    posters.emplace_back([&origin, &posting, deadline, t] {
+    posters.emplace_back([&origin, deadline, t] {
       for (uint64_t i = 0; i < kPerThread; ++i) {
         PxnOp op{};
         op.rank = t;
