@@ -50,7 +50,8 @@ TEST(ScratchDir, APassingTestLeavesNothingBehind) {
   ASSERT_FALSE(dir.empty());
   const ProbeRun r = RunProbe(dir, "");
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(Entries(dir).empty()) << Entries(dir).front();
+  const std::vector<std::string> left = Entries(dir);
+  EXPECT_TRUE(left.empty()) << left.size() << " left behind, the first: " << left[0];
 }
 
 TEST(ScratchDir, AFailingTestKeepsItsFilesAndSaysWhere) {

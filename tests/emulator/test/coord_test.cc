@@ -124,22 +124,18 @@ TEST(Coord, PxnPostsFromSeveralThreadsOfOneProcessAllArriveOnce) {
   std::atomic<int> posting{kThreads};
   std::vector<std::thread> posters;
   for (int t = 0; t < kThreads; ++t) {
-    posters.emplace_back([&origin, deadline, t] {
-      for (uint64_t i = 0; i < kPerThread; ++i) {
+    posters.emplace_back([&origin, &posting, deadline, t] {
+      for (uint64_t i = 0; i < kPerThread && std::chrono::steady_clock::now() < deadline; ++i) {
         PxnOp op{};
         op.rank = t;
         op.parent = i;
-        while (!origin.PxnPost(1, op)) {  // full: the taker drains it
-          if (std::chrono::steady_clock::now() > deadline) return;
-          std::this_thread::yield();
+        while (!origin.PxnPost(1, op) && std::chrono::steady_clock::now() < deadline) {
+          std::this_thread::yield();  // full: the taker drains it
         }
       }
+      posting.fetch_sub(1);
     });
   }
-  std::thread joiner([&posters, &posting] {
-    for (auto& p : posters) p.join();
-    posting.store(0);
-  });
   std::vector<uint64_t> next(kThreads, 0);
   uint64_t taken = 0, out_of_order = 0;
   PxnOp got;
@@ -160,7 +156,7 @@ TEST(Coord, PxnPostsFromSeveralThreadsOfOneProcessAllArriveOnce) {
       std::this_thread::yield();
     }
   }
-  joiner.join();
+  for (auto& p : posters) p.join();
   EXPECT_EQ(stray, 0u);
   EXPECT_EQ(taken, kThreads * kPerThread);
   EXPECT_EQ(out_of_order, 0u);

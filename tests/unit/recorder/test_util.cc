@@ -37,8 +37,7 @@ int RunInChild(const std::function<int()>& fn) {
 }
 
 TempDir::TempDir() {
-  const char* tmp = getenv("TMPDIR");
-  std::string templ = std::string(tmp != nullptr && tmp[0] ? tmp : "/tmp") + "/frtest.XXXXXX";
+  std::string templ = testing::TempRoot() + "/frtest.XXXXXX";
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
   if (mkdtemp(buf.data()) != nullptr) path_ = buf.data();
