@@ -90,7 +90,9 @@ bool ReadRangedU64(const char* var, uint64_t lo, uint64_t hi, uint64_t* field, L
 void ReadDirs(Config* cfg, LogFn log) {
   const char* tmp = getenv("TMPDIR");
   if (tmp == nullptr || tmp[0] == '\0') tmp = "/tmp";
-  snprintf(cfg->dir, sizeof(cfg->dir), "%s/flightrec", tmp);
+  // Per user: a directory another user created first can neither take our
+  // rings nor stop them (a foreign one is refused when the ring is made).
+  snprintf(cfg->dir, sizeof(cfg->dir), "%s/flightrec-%u", tmp, static_cast<unsigned>(geteuid()));
   const char* dir = getenv("NCCL_FLIGHTREC_DIR");
   if (dir != nullptr) {
     if (dir[0] == '\0' || strlen(dir) + 80 >= sizeof(cfg->dir)) {
@@ -184,6 +186,13 @@ void ReadString(const char* var, char* field, size_t field_len, LogFn log) {
   snprintf(field, field_len, "%s", v);
 }
 
+void ReadTrust(Config* cfg, LogFn log) {
+  char why[fileio::kWhyMax];
+  if (!fileio::TrustFromEnv(&cfg->trust, why, sizeof(why))) {
+    WarnBad(log, "NCCL_FLIGHTREC_GROUP", getenv("NCCL_FLIGHTREC_GROUP"), why);
+  }
+}
+
 void ReadVerdict(Config* cfg, LogFn log) {
   ReadBool("NCCL_FLIGHTREC_VERDICT", &cfg->verdict, log);
   ReadString("NCCL_FLIGHTREC_ANALYZER", cfg->analyzer, sizeof(cfg->analyzer), log);
@@ -224,6 +233,7 @@ void LoadConfig(Config* cfg, LogFn log) {
   ReadBool("NCCL_FLIGHTREC_TRIGGER", &cfg->trigger, log);
   ReadClockAndSignal(cfg, log);
   ReadVerdict(cfg, log);
+  ReadTrust(cfg, log);
 }
 
 }  // namespace rec

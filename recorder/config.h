@@ -6,14 +6,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "flightrec/trigger_file.h"
+#include "flightrec/job_dir.h"
+#include "flightrec/job_identity.h"
+#include "recorder/fileio/safe_file.h"
 #include "recorder/recorder.h"
 
 namespace flightrec {
 namespace rec {
 
-using format::kNameMax;  // flightrec/trigger_file.h
-using format::kPathMax;  // flightrec/atomic_file.h
+using format::kNameMax;  // flightrec/job_dir.h
+using format::kPathMax;  // flightrec/job_dir.h
 constexpr size_t kCommandMax = 1024;
 
 enum ClockRequest : uint32_t {
@@ -24,6 +26,8 @@ enum ClockRequest : uint32_t {
 
 struct Config {
   bool enable = true;
+  // The ring directory: NCCL_FLIGHTREC_DIR, else $TMPDIR/flightrec-<uid>
+  // (TMPDIR unset: /tmp). Node-local and ours alone (docs/security.md).
   char dir[kPathMax] = {};
   char dump_dir[kPathMax] = {};
   uint64_t timeout_ns = 120ULL * 1000000000ULL;
@@ -38,10 +42,14 @@ struct Config {
   int dump_signal = 0;  // 0: no handler
   // The in-job verdict (recorder/verdict.h): spawn `flightrec watch --once`
   // after a hang dump. analyzer: NCCL_FLIGHTREC_ANALYZER ("" = look beside
-  // the plugin, then PATH); on_verdict: the hook command ("" = none).
+  // the plugin; never PATH); on_verdict: the hook command ("" = none),
+  // reaching `watch` through the inherited environment only.
   bool verdict = true;
   char analyzer[kPathMax] = {};
   char on_verdict[kCommandMax] = {};
+  // Whose files are believed and how files are shared: the running user,
+  // plus the group NCCL_FLIGHTREC_GROUP names (files 0640, dirs 0750).
+  fileio::Trust trust;
 };
 
 // Reads the environment into `cfg`. A value that does not parse or is out of
@@ -49,7 +57,8 @@ struct Config {
 // the value, and the default is kept.
 void LoadConfig(Config* cfg, LogFn log);
 
-// The job id and file-name rules the CLI shares: flightrec/trigger_file.h.
+// The job id and file-name rules the CLI shares: flightrec/job_identity.h,
+// flightrec/job_dir.h.
 using format::ResolveJobId;
 using format::SanitizeName;
 

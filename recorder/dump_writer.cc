@@ -133,6 +133,7 @@ DumpWriter::~DumpWriter() { ZSTD_freeCCtx(cctx_); }
 void DumpWriter::Init(const RingMapping* ring, const Config* cfg, const char* host, LogFn log) {
   ring_ = ring;
   dump_dir_ = cfg->dump_dir;
+  trust_ = &cfg->trust;
   job_ = cfg->job_id;
   host_ = host;
   log_ = log;
@@ -182,7 +183,7 @@ void DumpWriter::ReleaseResolved(uint64_t oldest_pending_ns) {
 void DumpWriter::CountAbsorbed() { AddRelaxed(&ring_->header()->dumps_absorbed, 1u); }
 
 bool DumpWriter::SealInto(unsigned char* image, format::DumpReason reason, const char* detail,
-                          const char* path, char* err, size_t err_len) {
+                          const char* name, char* err, size_t err_len) {
   const RingLayout& l = ring_->layout;
   CopyRingImage(*ring_, image);
   auto* h = reinterpret_cast<format::FileHeader*>(image);
@@ -198,16 +199,31 @@ bool DumpWriter::SealInto(unsigned char* image, format::DumpReason reason, const
   if (!sink.Open(l.file_size, err, err_len) || !sink.Compress(image, l.file_size, err, err_len)) {
     return false;
   }
-  return format::WriteFileAtomically(path, sink.data(), sink.size(), err, err_len);
+  // A unique temporary in the directory opened now (O_NOFOLLOW, O_EXCL),
+  // fsynced and renamed into place: a name planted in advance (a symlink)
+  // is replaced, never written through.
+  char why[fileio::kWhyMax];
+  const int dirfd = fileio::OpenDir(dump_dir_, fileio::DirRole::kShared, *trust_, true, why,
+                                    sizeof(why), nullptr, 0);
+  if (dirfd < 0) {
+    snprintf(err, err_len, "%s", why);
+    return false;
+  }
+  const bool ok =
+      fileio::WriteFileAt(dirfd, name, sink.data(), sink.size(), *trust_, true, why, sizeof(why));
+  close(dirfd);
+  if (!ok) snprintf(err, err_len, "%s in %s", why, dump_dir_);
+  return ok;
 }
 
 bool DumpWriter::Seal(format::DumpReason reason, const char* detail, char* path_out,
                       size_t path_len) {
   if (!Admit(reason)) return false;
   const uint64_t copy_ns = ClockNowNs();  // ops pending in the image were enqueued before
-  char path[kPathMax + 128];
-  snprintf(path, sizeof(path), "%s/flightrec-%s-%s-%d-%u.frdump", dump_dir_, job_, host_,
-           static_cast<int>(getpid()), sealed_ + 1);
+  char name[format::kFileNameMax];
+  char path[kPathMax + format::kFileNameMax];
+  if (!format::DumpName(job_, host_, getpid(), sealed_ + 1, name, sizeof(name))) name[0] = '\0';
+  snprintf(path, sizeof(path), "%s/%s", dump_dir_, name);
   char err[kPathMax + 128] = {};
   const RingLayout& l = ring_->layout;
   unsigned char* image = l.file_size <= kMaxDumpImageBytes ? MapBuffer(l.file_size) : nullptr;
@@ -216,7 +232,7 @@ bool DumpWriter::Seal(format::DumpReason reason, const char* detail, char* path_
     snprintf(err, sizeof(err), "cannot allocate %llu bytes for the image copy",
              static_cast<unsigned long long>(l.file_size));
   } else {
-    ok = SealInto(image, reason, detail, path, err, sizeof(err));
+    ok = SealInto(image, reason, detail, name, err, sizeof(err));
     UnmapBuffer(image, l.file_size);
   }
   // Every incident attempt counts, so a broken disk cannot make the watchdog
@@ -229,7 +245,7 @@ bool DumpWriter::Seal(format::DumpReason reason, const char* detail, char* path_
     StoreRelaxed(&ring_->header()->dumps_open, open_);
   }
   if (!ok) {
-    Logf(log_, kLogWarn, "%s dump failed: %s", format::DumpReasonName(reason), err);
+    Logf(log_, kLogWarn, "%s dump failed: %s: %s", format::DumpReasonName(reason), path, err);
     return false;
   }
   AddRelaxed(&ring_->header()->dumps_sealed, uint64_t{1});

@@ -86,6 +86,7 @@ class DumpWriter {
   ZSTD_CCtx_s* cctx_ = nullptr;  // created by the first seal, reused
   const RingMapping* ring_ = nullptr;
   const char* dump_dir_ = nullptr;
+  const fileio::Trust* trust_ = nullptr;
   const char* job_ = nullptr;
   const char* host_ = nullptr;
   LogFn log_ = nullptr;

@@ -8,12 +8,12 @@
 #include <stddef.h>
 
 #include "flightrec/record_format.h"
-#include "flightrec/trigger_file.h"
+#include "flightrec/job_identity.h"
 
 namespace flightrec {
 namespace rec {
 
-// The host name sanitized for use in file names (flightrec/trigger_file.h).
+// The host name sanitized for use in file names (flightrec/job_identity.h).
 using format::HostName;
 
 // Fills nccl_version, cuda_device, gpu_uuid and gpu_pci_bus_id. Never fails:

@@ -1,5 +1,7 @@
 #include "recorder/process_recorder.h"
 
+#include <unistd.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +73,19 @@ bool ProcessRecorder::Init(LogFn log, int api_version) {
     return false;
   }
   rec::StoreRelaxed(&ring().header()->api_version, static_cast<uint32_t>(api_version));
-  if (!rec::MakeDirs(cfg_.dump_dir, err, sizeof(err))) {
-    rec::Logf(log, kLogWarn, "dumps will fail: %s", err);
+  {
+    // Created now (0700, or 0750 with a trusted group) when missing; who
+    // else can write it is said once: every file there is created and read
+    // by the fileio rules (docs/security.md).
+    char note[fileio::kWhyMax * 2];
+    const int dump_fd = fileio::OpenDir(cfg_.dump_dir, fileio::DirRole::kShared, cfg_.trust, true,
+                                        err, sizeof(err), note, sizeof(note));
+    if (dump_fd < 0) {
+      rec::Logf(log, kLogWarn, "dumps will fail: %s", err);
+    } else {
+      close(dump_fd);
+      if (note[0] != '\0') rec::Logf(log, kLogInfo, "%s", note);
+    }
   }
   dumps_.Init(&ring(), &cfg_, host_, log);
   rec::WatchdogContext ctx;

@@ -8,9 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "flightrec/job_dir.h"
 #include "flightrec/version.h"
 #include "recorder/atomics.h"
 #include "recorder/clock.h"
+#include "recorder/fileio/safe_file.h"
 #include "recorder/host_info.h"
 #include "recorder/testpoint.h"
 
@@ -104,36 +106,27 @@ RingLayout ComputeLayout(uint32_t max_regions, uint64_t region_capacity) {
   return l;
 }
 
-bool MakeDirs(const char* dir, char* err, size_t err_len) {
-  char path[kPathMax];
-  snprintf(path, sizeof(path), "%s", dir);
-  size_t len = strlen(path);
-  for (size_t i = 1; i <= len; ++i) {
-    if (path[i] != '/' && path[i] != '\0') continue;
-    char saved = path[i];
-    path[i] = '\0';
-    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
-      return Fail(err, err_len, "cannot create directory", path, errno);
-    }
-    path[i] = saved;
-  }
-  struct stat st;
-  if (stat(dir, &st) != 0) return Fail(err, err_len, "cannot stat directory", dir, errno);
-  if (!S_ISDIR(st.st_mode)) return Fail(err, err_len, "not a directory:", dir, ENOTDIR);
-  return true;
-}
-
-bool CreateRingFile(const Config& cfg, const char* host, unsigned char* at, RingMapping* out,
-                    char* err, size_t err_len) {
-  if (!MakeDirs(cfg.dir, err, err_len)) return false;
+static bool CreateRingFileAt(const Config& cfg, int dirfd, const char* host, unsigned char* at,
+                             RingMapping* out, char* err, size_t err_len) {
   const RingLayout l = ComputeLayout(cfg.max_comms, cfg.records);
-  snprintf(out->path, sizeof(out->path), "%s/flightrec-%s-%s-%d.ring", cfg.dir, cfg.job_id, host,
-           static_cast<int>(getpid()));
+  const int64_t pid = getpid();
+  char name[format::kFileNameMax], init_name[format::kFileNameMax];
+  if (!format::RingName(cfg.job_id, host, pid, name, sizeof(name)) ||
+      !format::RingInitName(cfg.job_id, host, pid, init_name, sizeof(init_name))) {
+    return Fail(err, err_len, "ring file name too long for job", cfg.job_id, ENAMETOOLONG);
+  }
+  snprintf(out->path, sizeof(out->path), "%s/%s", cfg.dir, name);
   char init_path[sizeof(out->path) + 8];
   snprintf(init_path, sizeof(init_path), "%s.init", out->path);
-  unlink(init_path);  // a stale file from an earlier process with our pid
-  int fd = open(init_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return Fail(err, err_len, "cannot create", init_path, errno);
+  // A stale file from an earlier process with our pid (ours: the directory
+  // is ours alone).
+  fileio::RemoveOurs(dirfd, init_name, cfg.trust);
+  char why[fileio::kWhyMax];
+  int fd = fileio::CreateExclusive(dirfd, init_name, cfg.trust, why, sizeof(why));
+  if (fd < 0) {
+    snprintf(err, err_len, "%s in %s", why, cfg.dir);
+    return false;
+  }
   FLIGHTREC_TESTPOINT(ring_init);  // 1st hit: the .init file exists, empty
   // The whole header first: from here on even a .init file names its writer.
   format::FileHeader header;
@@ -142,7 +135,7 @@ bool CreateRingFile(const Config& cfg, const char* host, unsigned char* at, Ring
   if (!WriteAll(fd, &header, sizeof(header))) {
     const int e = errno != 0 ? errno : EIO;
     close(fd);
-    unlink(init_path);
+    unlinkat(dirfd, init_name, 0);
     return Fail(err, err_len, "cannot write the header of", init_path, e);
   }
   FLIGHTREC_TESTPOINT(ring_init);  // 2nd hit: header written, nothing else
@@ -150,7 +143,7 @@ bool CreateRingFile(const Config& cfg, const char* host, unsigned char* at, Ring
   int rc = posix_fallocate(fd, 0, static_cast<off_t>(l.file_size));
   if (rc != 0) {
     close(fd);
-    unlink(init_path);
+    unlinkat(dirfd, init_name, 0);
     return Fail(err, err_len, "cannot preallocate", init_path, rc);
   }
   const int fixed = at != nullptr ? MAP_FIXED : 0;
@@ -159,7 +152,7 @@ bool CreateRingFile(const Config& cfg, const char* host, unsigned char* at, Ring
   close(fd);  // the mapping keeps the file; a host closing all fds cannot hurt
   if (p == MAP_FAILED) {
     if (at != nullptr) Anonymize(at, l.file_size);  // MAP_FIXED may have dropped it
-    unlink(init_path);
+    unlinkat(dirfd, init_name, 0);
     return Fail(err, err_len, "cannot map", init_path, map_errno);
   }
   unsigned char* base = static_cast<unsigned char*>(p);
@@ -170,19 +163,31 @@ bool CreateRingFile(const Config& cfg, const char* host, unsigned char* at, Ring
   FLIGHTREC_TESTPOINT(ring_init);  // 3rd hit: complete, not yet published
   // Publishes the complete ring under its name (atomic: a reader sees the
   // old file, or none, or this one whole).
-  if (rename(init_path, out->path) != 0) {
+  if (renameat(dirfd, init_name, dirfd, name) != 0) {
     const int e = errno;
     if (at != nullptr) {
       Anonymize(at, l.file_size);
     } else {
       munmap(base, l.file_size);
     }
-    unlink(init_path);
+    unlinkat(dirfd, init_name, 0);
     return Fail(err, err_len, "cannot rename to its name", init_path, e);
   }
   out->base = base;
   out->layout = l;
   return true;
+}
+
+bool CreateRingFile(const Config& cfg, const char* host, unsigned char* at, RingMapping* out,
+                    char* err, size_t err_len) {
+  // The ring directory is ours alone: created 0700 (0750 with a trusted
+  // group), refused when another user owns it or can write it.
+  const int dirfd = fileio::OpenDir(cfg.dir, fileio::DirRole::kPrivate, cfg.trust, true, err,
+                                    err_len, nullptr, 0);
+  if (dirfd < 0) return false;
+  const bool ok = CreateRingFileAt(cfg, dirfd, host, at, out, err, err_len);
+  close(dirfd);
+  return ok;
 }
 
 bool Anonymize(unsigned char* base, uint64_t size) {

@@ -37,10 +37,6 @@ struct RingMapping {
   }
 };
 
-// Creates every missing component of `dir` with mode 0755. False with `err`
-// naming the component and errno on failure.
-bool MakeDirs(const char* dir, char* err, size_t err_len);
-
 // Creates `<cfg.dir>/flightrec-<job>-<host>-<pid>.ring`, published complete
 // (docs/format.md, "Ring creation"): made as `<name>.ring.init` (a stale one
 // is unlinked first; O_EXCL|O_CLOEXEC), whose first bytes written are the

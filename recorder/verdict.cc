@@ -15,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flightrec/job_dir.h"
 #include "recorder/clock.h"
+#include "recorder/fileio/safe_file.h"
 #include "recorder/log.h"
 
 extern char** environ;
@@ -60,25 +62,59 @@ constexpr bool kLimitAddressSpace = true;
 constexpr bool kLimitAddressSpace = true;
 #endif
 
-bool Executable(const char* path) {
+// Whether `path` may be run as the analyzer: an absolute path to a regular
+// executable file that, like its directory, only its owner can write, and
+// whose owner is root or the running user. Anything else could have been
+// put there by someone the job should not run code for. `why` says what.
+bool SafeExecutable(const char* path, char* why, size_t why_len) {
+  if (path[0] != '/') {
+    snprintf(why, why_len, "%s is not an absolute path (PATH is never searched)", path);
+    return false;
+  }
+  const uid_t me = geteuid();
   struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || access(path, X_OK) != 0) {
+    snprintf(why, why_len, "%s is not an executable file", path);
+    return false;
+  }
+  if ((st.st_uid != 0 && st.st_uid != me) || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    snprintf(why, why_len, "%s can be written by others (uid %u, mode %04o)", path,
+             static_cast<unsigned>(st.st_uid), static_cast<unsigned>(st.st_mode & 07777));
+    return false;
+  }
+  char dir[kPathMax];
+  snprintf(dir, sizeof(dir), "%s", path);
+  char* slash = strrchr(dir, '/');
+  if (slash == dir)
+    slash[1] = '\0';
+  else if (slash != nullptr)
+    *slash = '\0';
+  if (stat(dir, &st) != 0 || (st.st_uid != 0 && st.st_uid != me) ||
+      ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)) {
+    snprintf(why, why_len, "its directory %s can be written by others", dir);
+    return false;
+  }
+  return true;
 }
 
 // `<dir of the object holding this code>/../bin/flightrec`, then
-// `<that dir>/flightrec`; false when neither is executable.
-bool FindBesidePlugin(char* out, size_t out_len) {
+// `<that dir>/flightrec`; false when neither is a safe executable.
+bool FindBesidePlugin(char* out, size_t out_len, char* why, size_t why_len) {
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&FindBesidePlugin), &info) == 0 || info.dli_fname == nullptr) {
+    snprintf(why, why_len, "cannot tell where the plugin was loaded from");
     return false;
   }
   const char* slash = strrchr(info.dli_fname, '/');
-  if (slash == nullptr) return false;
+  if (slash == nullptr) {
+    snprintf(why, why_len, "the plugin was loaded without a path");
+    return false;
+  }
   const int dir_len = static_cast<int>(slash - info.dli_fname);
   const char* rel[] = {"/../bin/flightrec", "/flightrec"};
   for (const char* r : rel) {
     int n = snprintf(out, out_len, "%.*s%s", dir_len, info.dli_fname, r);
-    if (n > 0 && static_cast<size_t>(n) < out_len && Executable(out)) return true;
+    if (n > 0 && static_cast<size_t>(n) < out_len && SafeExecutable(out, why, why_len)) return true;
   }
   return false;
 }
@@ -99,12 +135,22 @@ void VerdictSpawner::Init(const Config* cfg, int64_t pid, LogFn log) {
   cfg_ = cfg;
   pid_ = pid;
   log_ = log;
+  // Found by absolute path only: NCCL_FLIGHTREC_ANALYZER, else beside the
+  // plugin; never through PATH (an empty entry is the working directory,
+  // often a shared one). Judged again right before each spawn.
+  analyzer_[0] = '\0';
+  char why[kPathMax + 96] = {};
   if (cfg->analyzer[0] != '\0') {
     snprintf(analyzer_, sizeof(analyzer_), "%s", cfg->analyzer);
-  } else if (!FindBesidePlugin(analyzer_, sizeof(analyzer_))) {
-    snprintf(analyzer_, sizeof(analyzer_), "flightrec");  // PATH
+  } else if (!FindBesidePlugin(analyzer_, sizeof(analyzer_), why, sizeof(why))) {
+    analyzer_[0] = '\0';
+    if (cfg->verdict) {
+      Logf(log, kLogInfo,
+           "no in-job verdict: no flightrec binary beside the plugin (%s); set "
+           "NCCL_FLIGHTREC_ANALYZER to its absolute path",
+           why[0] != '\0' ? why : "none found");
+    }
   }
-  analyzer_has_slash_ = strchr(analyzer_, '/') != nullptr;
 }
 
 void VerdictSpawner::OnIncidentDump(bool saw_stuck) {
@@ -130,49 +176,48 @@ void VerdictSpawner::OnIncidentDump(bool saw_stuck) {
 }
 
 bool VerdictSpawner::VerdictExists() const {
-  // `watch` writes the done marker after the reports: "generation=<g>
-  // incident_start_ns=<t> covered_until_ns=<c> ...". Hang dumps sealed up to
-  // c plus their timeout belong to the incident it judged.
-  char path[kPathMax + 96];
-  snprintf(path, sizeof(path), "%s/flightrec-%s.verdict.done", cfg_->dump_dir, cfg_->job_id);
-  const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  // `watch` writes the done marker after the reports (format::ParseDone).
+  // Hang dumps sealed up to covered_until plus their timeout belong to the
+  // incident it judged. Only a marker owned by us (or the trusted group) is
+  // believed: another user's cannot silence a verdict.
+  char name[format::kFileNameMax];
+  char path[kPathMax + format::kFileNameMax];
+  if (!format::DoneName(cfg_->job_id, name, sizeof(name))) return false;
+  snprintf(path, sizeof(path), "%s/%s", cfg_->dump_dir, name);
+  struct stat st;
+  fileio::OpenStatus status;
+  const int fd = fileio::OpenForRead(AT_FDCWD, path, cfg_->trust, &st, &status, nullptr, 0);
   if (fd < 0) return false;
   char text[256];
-  const ssize_t got = read(fd, text, sizeof(text) - 1);
+  const ssize_t got = fileio::ReadSmall(fd, text, sizeof(text));
   close(fd);
-  if (got <= 0) return false;
-  text[got] = '\0';
-  unsigned long long generation = 0, start = 0, until = 0;
-  if (sscanf(text, "generation=%llu incident_start_ns=%llu covered_until_ns=%llu", &generation,
-             &start, &until) != 3) {
+  format::DoneText done;
+  if (got <= 0 || !format::ParseDone(text, &done)) {
     return false;  // `watch` decides; a candidate just spawns it
   }
-  return incident_wall_ns_ <= until + cfg_->timeout_ns;
+  return incident_wall_ns_ <= done.covered_until_ns + cfg_->timeout_ns;
 }
 
 bool VerdictSpawner::FreshLockExists() {
   DIR* d = opendir(cfg_->dump_dir);
   if (d == nullptr) return false;  // `watch` will say why
-  char prefix[kNameMax + 32];
-  const int prefix_len = snprintf(prefix, sizeof(prefix), "flightrec-%s.verdict-", cfg_->job_id);
   uint64_t highest = 0;
+  struct stat st = {};
   while (struct dirent* e = readdir(d)) {
-    unsigned long long g = 0;
-    int end = 0;
-    if (strncmp(e->d_name, prefix, prefix_len) != 0 ||
-        sscanf(e->d_name + prefix_len, "%llu.lock%n", &g, &end) != 1 ||
-        e->d_name[prefix_len + end] != '\0' || end == 0 || g <= highest) {
+    const uint64_t g = format::LockGeneration(e->d_name, cfg_->job_id);
+    if (g <= highest) continue;
+    // Only a regular file owned by us (or the trusted group) is a lock:
+    // another user's, kept fresh, cannot hold the verdict back.
+    struct stat est;
+    if (fstatat(dirfd(d), e->d_name, &est, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(est.st_mode) ||
+        !fileio::Believed(est, cfg_->trust, nullptr, 0)) {
       continue;
     }
     highest = g;
+    st = est;
   }
   closedir(d);
   if (highest == 0) return false;
-  char path[kPathMax + 128];
-  snprintf(path, sizeof(path), "%s/%s%llu.lock", cfg_->dump_dir, prefix,
-           static_cast<unsigned long long>(highest));
-  struct stat st;
-  if (stat(path, &st) != 0) return false;
   // Alive while its holder refreshes the mtime: judged by this process's
   // clock (no clock is compared across hosts), and at once when the mtime
   // is already older than the limit by this host's wall clock.
@@ -233,7 +278,10 @@ bool VerdictSpawner::FreshSpawnHint() const {
   char path[kPathMax + 96];
   SpawnHintPath(path, sizeof(path));
   struct stat st;
-  if (stat(path, &st) != 0) return false;
+  if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+      !fileio::Believed(st, cfg_->trust, nullptr, 0)) {
+    return false;
+  }
   const uint64_t m = MtimeNs(st);
   const uint64_t now = RealtimeNs();
   const uint64_t age = now > m ? now - m : m - now;
@@ -243,17 +291,32 @@ bool VerdictSpawner::FreshSpawnHint() const {
 void VerdictSpawner::LeaveSpawnHint() const {
   char path[kPathMax + 96];
   SpawnHintPath(path, sizeof(path));
-  const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return;  // `watch` says what is wrong with the directory
-  char line[96];
+  (void)path;
+  char name[format::kFileNameMax];
+  if (!format::SpawnHintName(cfg_->job_id, name, sizeof(name))) return;
+  char why[fileio::kWhyMax];
+  const int dirfd = fileio::OpenDir(cfg_->dump_dir, fileio::DirRole::kShared, cfg_->trust, false,
+                                    why, sizeof(why), nullptr, 0);
+  if (dirfd < 0) return;  // `watch` says what is wrong with the directory
+  char line[32];
   const int n = snprintf(line, sizeof(line), "%lld\n", static_cast<long long>(pid_));
-  ssize_t w = write(fd, line, static_cast<size_t>(n));
-  (void)w;  // a hint: its mtime is what counts
-  close(fd);
+  // A hint: its mtime is what counts; not synced.
+  fileio::WriteFileAt(dirfd, name, line, static_cast<size_t>(n), cfg_->trust, false, why,
+                      sizeof(why));
+  close(dirfd);
 }
 
 void VerdictSpawner::Spawn() {
   ++spawns_;
+  char why[kPathMax + 96] = {};
+  if (analyzer_[0] == '\0' || !SafeExecutable(analyzer_, why, sizeof(why))) {
+    Logf(log_, kLogWarn,
+         "no verdict: the analyzer is not safe to run: %s (set NCCL_FLIGHTREC_ANALYZER to the "
+         "absolute path of the flightrec binary, or NCCL_FLIGHTREC_VERDICT=0)",
+         analyzer_[0] != '\0' ? why : "none found beside the plugin");
+    candidate_ = false;
+    return;
+  }
   LeaveSpawnHint();
   char pid_text[24];
   snprintf(pid_text, sizeof(pid_text), "%lld", static_cast<long long>(pid_));
@@ -268,10 +331,9 @@ void VerdictSpawner::Spawn() {
   argv[n++] = "--once";
   argv[n++] = "--parent-pid";
   argv[n++] = pid_text;
-  if (cfg_->on_verdict[0] != '\0') {
-    argv[n++] = "--on-verdict";
-    argv[n++] = cfg_->on_verdict;
-  }
+  // The hook command (NCCL_FLIGHTREC_ON_VERDICT) reaches `watch` through
+  // the inherited environment, never on its command line, which every
+  // user of the node can read.
   argv[n] = nullptr;
 
   int fds[2];
@@ -303,8 +365,7 @@ void VerdictSpawner::Spawn() {
                            POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   pid_t pid = -1;
   char* const* args = const_cast<char* const*>(argv);
-  const int rc = analyzer_has_slash_ ? posix_spawn(&pid, analyzer_, &fa, &attr, args, environ)
-                                     : posix_spawnp(&pid, analyzer_, &fa, &attr, args, environ);
+  const int rc = posix_spawn(&pid, analyzer_, &fa, &attr, args, environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   close(fds[1]);

@@ -1,7 +1,7 @@
 // The in-job verdict (docs/design/verdict.md): after this process sealed a
 // timeout or trigger dump it is a candidate to spawn
 //   flightrec watch <dump dir> [<ring dir>] --job <job> --once --parent-pid <pid>
-//                   [--on-verdict <NCCL_FLIGHTREC_ON_VERDICT>]
+// with NCCL_FLIGHTREC_ON_VERDICT (the hook) in its inherited environment only,
 // which waits for every rank's dump, writes flightrec-<job>.verdict.* beside
 // the dumps and runs the hook. A candidate spawns only when neither a verdict
 // of this incident, nor a fresh lock of a running `watch`, nor a fresh hint
@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "flightrec/job_dir.h"
 #include "recorder/config.h"
 #include "recorder/recorder.h"
 
@@ -35,8 +36,8 @@ constexpr uint64_t kVerdictTimeLimitS = 180;
 // Address-space limit of the analysis (RLIMIT_AS; not set in sanitizer builds).
 constexpr uint64_t kVerdictMemoryLimitBytes = 4ULL << 30;
 // A lock whose mtime has not changed for this long belongs to a dead
-// `watch` (it refreshes its lock every second).
-constexpr uint64_t kVerdictLockStaleS = 5;
+// `watch` (it refreshes its lock every second): flightrec/job_dir.h.
+using format::kVerdictLockStaleS;
 // A candidate gives up an incident this long after its dump.
 constexpr uint64_t kVerdictGiveUpS = 600;
 // Spawns per incident per process (each ended by exit 3 or a lost status).
@@ -80,7 +81,6 @@ class VerdictSpawner {
   int64_t pid_ = 0;
   LogFn log_ = nullptr;
   char analyzer_[kPathMax] = {};
-  bool analyzer_has_slash_ = false;
 
   // The incident this process is a candidate for.
   bool candidate_ = false;

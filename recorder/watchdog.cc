@@ -66,7 +66,7 @@ bool Watchdog::Start(const WatchdogContext& ctx, char* err, size_t err_len) {
     wake_fd_ = -1;
     return false;
   }
-  TriggerPath(ctx.cfg->dump_dir, ctx.cfg->job_id, trigger_path_, sizeof(trigger_path_));
+  fileio::MakeTriggerPaths(ctx.cfg->dump_dir, ctx.cfg->job_id, ctx.cfg->trust.uid, &trigger_paths_);
   RefreshTriggerBaseline();
   verdict_.Init(ctx.cfg, ctx.ring->header()->pid, ctx.log);
   // The thread inherits a mask with every signal blocked, so no host signal
@@ -234,18 +234,21 @@ void Watchdog::OnStuck(uint32_t r, const format::Record* rec, uint64_t seq, uint
   last_dump_ns_ = ClockNowNs();
   verdict_.OnIncidentDump(true);
   char err[kPathMax + 128];
-  if (!WriteTrigger(trigger_path_, ctx_.host, ctx_.ring->header()->pid, "timeout", err,
-                    sizeof(err))) {
+  if (!fileio::WriteTrigger(ctx_.cfg->dump_dir, ctx_.cfg->job_id, ctx_.host,
+                            ctx_.ring->header()->pid, format::kTriggerReasonTimeout,
+                            ctx_.cfg->trust, err, sizeof(err))) {
     Logf(ctx_.log, kLogWarn, "cannot leave the trigger file: %s", err);
   }
   RefreshTriggerBaseline();
 }
 
 void Watchdog::CheckTrigger() {
-  const TriggerIdentity now = ReadTriggerIdentity(trigger_path_);
+  // Only a regular file owned by us (or the trusted group) counts; a
+  // symlink or another user's file in its place is never read.
+  const fileio::TriggerState now = fileio::ReadTriggerState(trigger_paths_, ctx_.cfg->trust);
   if (now == trigger_seen_) return;
   trigger_seen_ = now;
-  if (!now.exists) return;  // removed: nothing to answer
+  if (!now.any()) return;  // removed: nothing to answer
   // Same incident: our recent dump, or our dump whose ops are still pending,
   // already answers it.
   if ((last_dump_ns_ != 0 && ClockNowNs() - last_dump_ns_ < ctx_.cfg->timeout_ns) ||
@@ -253,13 +256,20 @@ void Watchdog::CheckTrigger() {
     ctx_.dumps->CountAbsorbed();
     return;
   }
-  char line[96];
-  ReadTriggerLine(trigger_path_, line, sizeof(line));
+  // Only the parsed fields reach the dump (a sanitized host, a number, a
+  // word of the fixed set); a trigger whose text does not parse is not
+  // flightrec's and is ignored.
+  format::TriggerLine line;
+  if (!fileio::ReadTrigger(trigger_paths_, ctx_.cfg->trust, &line)) {
+    Logf(ctx_.log, kLogInfo, "ignored a trigger file that flightrec did not write");
+    return;
+  }
   char detail[128];
-  snprintf(detail, sizeof(detail), "trigger from %s", line[0] != '\0' ? line : "(empty file)");
+  snprintf(detail, sizeof(detail), "trigger from %s %lld %s", line.host,
+           static_cast<long long>(line.pid), line.reason);
   // A user's request (`flightrec trigger`) is a snapshot, not evidence of a
   // hang: it is sealed as a request dump and starts no verdict.
-  const bool hang = TriggerFromTimeout(line);
+  const bool hang = line.FromTimeout();
   if (ctx_.dumps->Seal(hang ? format::kDumpTrigger : format::kDumpRequest, detail, nullptr, 0) &&
       hang) {
     verdict_.OnIncidentDump(false);
@@ -268,7 +278,9 @@ void Watchdog::CheckTrigger() {
   RefreshTriggerBaseline();
 }
 
-void Watchdog::RefreshTriggerBaseline() { trigger_seen_ = ReadTriggerIdentity(trigger_path_); }
+void Watchdog::RefreshTriggerBaseline() {
+  trigger_seen_ = fileio::ReadTriggerState(trigger_paths_, ctx_.cfg->trust);
+}
 
 }  // namespace rec
 }  // namespace flightrec

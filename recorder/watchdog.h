@@ -25,9 +25,9 @@
 #include "flightrec/record_format.h"
 #include "recorder/config.h"
 #include "recorder/dump_writer.h"
+#include "recorder/fileio/trigger_io.h"
 #include "recorder/recorder.h"
 #include "recorder/ring_file.h"
-#include "recorder/trigger.h"
 #include "recorder/verdict.h"
 
 namespace flightrec {
@@ -79,8 +79,8 @@ class Watchdog {
   uint32_t stop_ = 0;  // relaxed atomic; the eventfd write wakes the thread
   int wake_fd_ = -1;
   Cursor* cursors_ = nullptr;  // one per region
-  char trigger_path_[kPathMax + 64] = {};
-  TriggerIdentity trigger_seen_;
+  fileio::TriggerPaths trigger_paths_;
+  fileio::TriggerState trigger_seen_;
   // CLOCK_MONOTONIC ns of this process's last sealed dump (0: none yet).
   // Trigger changes within one timeout of it are absorbed: when N ranks time
   // out one after another, each rewrites the trigger, and without this every

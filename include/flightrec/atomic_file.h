@@ -11,12 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "flightrec/job_dir.h"
+
 namespace flightrec {
 namespace format {
-
-// Longest path flightrec writes (a directory from the environment plus a
-// file name).
-constexpr size_t kPathMax = 512;
 
 namespace detail {
 

@@ -74,49 +74,50 @@ inline void SanitizeName(const char* in, const char* fallback, char* out, size_t
 
 // ---- names -----------------------------------------------------------------
 // Each Name function writes a file name (no directory) and returns false
-// when it does not fit. Not inlined: GCC would warn about truncation at call
-// sites whose buffer sizes it can see.
+// when it does not fit. The writers are not inlined: GCC would warn about
+// truncation at call sites whose buffer sizes it can see.
 
-__attribute__((noinline)) inline bool NameFits(int n, size_t out_len) {
-  return n > 0 && static_cast<size_t>(n) < out_len;
-}
+inline bool NameFits(int n, size_t out_len) { return n > 0 && static_cast<size_t>(n) < out_len; }
 
-inline bool RingName(const char* job, const char* host, int64_t pid, char* out, size_t out_len) {
+__attribute__((noinline)) inline bool RingName(const char* job, const char* host, int64_t pid,
+                                               char* out, size_t out_len) {
   return NameFits(
       snprintf(out, out_len, "flightrec-%s-%s-%lld.ring", job, host, static_cast<long long>(pid)),
       out_len);
 }
-inline bool RingInitName(const char* job, const char* host, int64_t pid, char* out,
-                         size_t out_len) {
+__attribute__((noinline)) inline bool RingInitName(const char* job, const char* host, int64_t pid,
+                                                   char* out, size_t out_len) {
   return NameFits(snprintf(out, out_len, "flightrec-%s-%s-%lld.ring.init", job, host,
                            static_cast<long long>(pid)),
                   out_len);
 }
-inline bool DumpName(const char* job, const char* host, int64_t pid, uint32_t n, char* out,
-                     size_t out_len) {
+__attribute__((noinline)) inline bool DumpName(const char* job, const char* host, int64_t pid,
+                                               uint32_t n, char* out, size_t out_len) {
   return NameFits(snprintf(out, out_len, "flightrec-%s-%s-%lld-%u.frdump", job, host,
                            static_cast<long long>(pid), n),
                   out_len);
 }
-inline bool TriggerName(const char* job, char* out, size_t out_len) {
+__attribute__((noinline)) inline bool TriggerName(const char* job, char* out, size_t out_len) {
   return NameFits(snprintf(out, out_len, "flightrec-%s.trigger", job), out_len);
 }
 // `ext` is one of "txt", "md", "html", "json".
-inline bool VerdictReportName(const char* job, const char* ext, char* out, size_t out_len) {
+__attribute__((noinline)) inline bool VerdictReportName(const char* job, const char* ext, char* out,
+                                                        size_t out_len) {
   return NameFits(snprintf(out, out_len, "flightrec-%s.verdict.%s", job, ext), out_len);
 }
-inline bool DoneName(const char* job, char* out, size_t out_len) {
+__attribute__((noinline)) inline bool DoneName(const char* job, char* out, size_t out_len) {
   return NameFits(snprintf(out, out_len, "flightrec-%s.verdict.done", job), out_len);
 }
-inline bool LockName(const char* job, uint64_t generation, char* out, size_t out_len) {
+__attribute__((noinline)) inline bool LockName(const char* job, uint64_t generation, char* out,
+                                               size_t out_len) {
   return NameFits(snprintf(out, out_len, "flightrec-%s.verdict-%llu.lock", job,
                            static_cast<unsigned long long>(generation)),
                   out_len);
 }
-inline bool SpawnHintName(const char* job, char* out, size_t out_len) {
+__attribute__((noinline)) inline bool SpawnHintName(const char* job, char* out, size_t out_len) {
   return NameFits(snprintf(out, out_len, "flightrec-%s.verdict-spawned", job), out_len);
 }
-inline bool HookLogName(const char* job, char* out, size_t out_len) {
+__attribute__((noinline)) inline bool HookLogName(const char* job, char* out, size_t out_len) {
   return NameFits(snprintf(out, out_len, "flightrec-%s.hook.log", job), out_len);
 }
 
@@ -179,8 +180,8 @@ struct TriggerLine {
 
 // Formats the trigger's text; false when a field is not one the protocol
 // allows (a host that is not a sanitized name, a pid <= 0, another reason).
-inline bool FormatTrigger(const char* host, int64_t pid, const char* reason, char* out,
-                          size_t out_len) {
+__attribute__((noinline)) inline bool FormatTrigger(const char* host, int64_t pid,
+                                                    const char* reason, char* out, size_t out_len) {
   if (!IsSanitizedName(host) || pid <= 0 || !IsTriggerReason(reason)) return false;
   return NameFits(snprintf(out, out_len, "%s %lld %s\n", host, static_cast<long long>(pid), reason),
                   out_len);
@@ -211,7 +212,8 @@ inline bool ParseTrigger(const char* text, TriggerLine* out) {
 
 constexpr const char* kLockReleasedWord = "released";
 
-inline bool FormatLock(const char* host, int64_t pid, bool released, char* out, size_t out_len) {
+__attribute__((noinline)) inline bool FormatLock(const char* host, int64_t pid, bool released,
+                                                 char* out, size_t out_len) {
   return NameFits(snprintf(out, out_len, "%s %lld%s\n", host, static_cast<long long>(pid),
                            released ? " released" : ""),
                   out_len);
@@ -246,8 +248,9 @@ struct DoneText {
   uint64_t covered_until_ns = 0;
 };
 
-inline bool FormatDone(uint64_t generation, uint64_t start_ns, uint64_t until_ns, const char* host,
-                       int64_t pid, char* out, size_t out_len) {
+__attribute__((noinline)) inline bool FormatDone(uint64_t generation, uint64_t start_ns,
+                                                 uint64_t until_ns, const char* host, int64_t pid,
+                                                 char* out, size_t out_len) {
   return NameFits(
       snprintf(out, out_len,
                "generation=%llu incident_start_ns=%llu covered_until_ns=%llu "

@@ -16,49 +16,11 @@
 #include <unistd.h>
 
 #include "flightrec/atomic_file.h"
+#include "flightrec/job_dir.h"
+#include "flightrec/job_identity.h"
 
 namespace flightrec {
 namespace format {
-
-// Longest job id or host name, with its NUL.
-constexpr size_t kNameMax = 64;
-
-// Copies `in` to `out` keeping [A-Za-z0-9._-] and mapping anything else to
-// '_'; an empty result becomes `fallback`.
-inline void SanitizeName(const char* in, const char* fallback, char* out, size_t out_len) {
-  if (out_len == 0) return;
-  size_t n = 0;
-  for (size_t i = 0; in != nullptr && in[i] != '\0' && n + 1 < out_len; ++i) {
-    char c = in[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-';
-    out[n++] = ok ? c : '_';
-  }
-  out[n] = '\0';
-  if (n == 0) snprintf(out, out_len, "%s", fallback);
-}
-
-// The job id as every flightrec process resolves it: NCCL_FLIGHTREC_JOB_ID,
-// else SLURM_JOB_ID, else TORCHELASTIC_RUN_ID, else "nojob"; sanitized.
-inline void ResolveJobId(char* out, size_t out_len) {
-  const char* vars[] = {"NCCL_FLIGHTREC_JOB_ID", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID"};
-  const char* job = nullptr;
-  for (const char* var : vars) {
-    const char* v = getenv(var);
-    if (v != nullptr && v[0] != '\0') {
-      job = v;
-      break;
-    }
-  }
-  SanitizeName(job, "nojob", out, out_len);
-}
-
-// The host name sanitized for use in file names.
-inline void HostName(char* out, size_t out_len) {
-  char raw[256] = {};
-  if (gethostname(raw, sizeof(raw) - 1) != 0) raw[0] = '\0';
-  SanitizeName(raw, "unknown-host", out, out_len);
-}
 
 // `<dir>/flightrec-<job>.trigger`; false when it does not fit. Not inlined:
 // the result is checked, and GCC would warn about truncation at call sites

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -51,8 +52,12 @@ TEST_F(ConfigTest, DefaultsWithNothingSet) {
   Config c;
   EXPECT_EQ(Load(&c), "");
   EXPECT_TRUE(c.enable);
-  EXPECT_STREQ(c.dir, "/var/tmp/x/flightrec");
-  EXPECT_STREQ(c.dump_dir, "/var/tmp/x/flightrec");
+  // Per user: another user's directory of the same name cannot be ours.
+  const std::string per_user = "/var/tmp/x/flightrec-" + std::to_string(geteuid());
+  EXPECT_EQ(std::string(c.dir), per_user);
+  EXPECT_EQ(std::string(c.dump_dir), per_user);
+  EXPECT_FALSE(c.trust.group_set);
+  EXPECT_EQ(c.trust.uid, static_cast<uint32_t>(geteuid()));
   EXPECT_EQ(c.timeout_ns, 120000000000ULL);
   EXPECT_EQ(c.poll_ns, 1000000000ULL);
   EXPECT_EQ(c.records, 4096u);

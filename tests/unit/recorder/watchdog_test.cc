@@ -11,8 +11,8 @@
 #include <string>
 
 #include "recorder/comm_recorder.h"
+#include "recorder/fileio/trigger_io.h"
 #include "recorder/recorder.h"
-#include "recorder/trigger.h"
 #include "unit/recorder/test_util.h"
 
 namespace flightrec {
@@ -187,16 +187,17 @@ TEST(Watchdog, TriggerFromAnotherProcessSealsATriggerDump) {
   EXPECT_EQ(RunInChild([&] {
               test::ResetEnv(dir.path());
               setenv("NCCL_FLIGHTREC_POLL_MS", "10", 1);
-              const std::string trigger = dir.path() + "/flightrec-unit.trigger";
+              const fileio::Trust me = fileio::TrustSelf();
               char err[256];
               // A trigger from before we started is old news.
-              CHILD_CHECK(rec::WriteTrigger(trigger.c_str(), "old", 1, "x", err, sizeof(err)));
+              CHILD_CHECK(fileio::WriteTrigger(dir.path().c_str(), "unit", "old", 1, "user", me,
+                                               err, sizeof(err)));
               CommRecorder* c = OpenComm(Identity(true), &test::CaptureLog);
               CHILD_CHECK(c != nullptr);
               CHILD_CHECK(WaitPolls(dir, 3));
               CHILD_CHECK(test::ListDir(dir.path(), ".frdump").empty());
-              CHILD_CHECK(
-                  rec::WriteTrigger(trigger.c_str(), "otherhost", 42, "timeout", err, sizeof(err)));
+              CHILD_CHECK(fileio::WriteTrigger(dir.path().c_str(), "unit", "otherhost", 42,
+                                               "timeout", me, err, sizeof(err)));
               CHILD_CHECK(
                   test::WaitFor([&] { return test::ListDir(dir.path(), ".frdump").size() == 1; }));
               CHILD_CHECK(WaitPolls(dir, 3));
