@@ -12,7 +12,16 @@ namespace emu {
 
 const Fault* Options::FindFault(FaultKind kind, int r, int64_t op_number) const {
   for (const Fault& f : faults) {
-    if (f.kind == kind && f.rank == r && (kind == FaultKind::kSlow || f.op == op_number)) return &f;
+    if (f.kind != kind || f.rank != r) continue;
+    const bool from_op = kind == FaultKind::kSlow || kind == FaultKind::kGpuSlow;
+    if (from_op ? op_number >= f.op : f.op == op_number) return &f;
+  }
+  return nullptr;
+}
+
+const Fault* Options::FindLinkFault(int64_t op_number) const {
+  for (const Fault& f : faults) {
+    if (f.kind == FaultKind::kSlowLink && op_number >= f.op) return &f;
   }
   return nullptr;
 }
@@ -58,10 +67,11 @@ bool FaultKindFromName(const std::string& name, FaultKind* kind) {
   static const struct {
     const char* name;
     FaultKind kind;
-  } kKinds[] = {{"stuck", FaultKind::kStuck},      {"skip", FaultKind::kSkip},
-                {"kill", FaultKind::kKill},        {"mismatch", FaultKind::kMismatch},
-                {"gpu-hang", FaultKind::kGpuHang}, {"slow", FaultKind::kSlow},
-                {"pause", FaultKind::kPause}};
+  } kKinds[] = {{"stuck", FaultKind::kStuck},       {"skip", FaultKind::kSkip},
+                {"kill", FaultKind::kKill},         {"mismatch", FaultKind::kMismatch},
+                {"gpu-hang", FaultKind::kGpuHang},  {"slow", FaultKind::kSlow},
+                {"pause", FaultKind::kPause},       {"gpu-slow", FaultKind::kGpuSlow},
+                {"slow-link", FaultKind::kSlowLink}};
   for (const auto& k : kKinds) {
     if (name == k.name) {
       *kind = k.kind;
@@ -115,14 +125,15 @@ bool Validate(Options* o, std::string* error) {
     }
   }
   for (const Fault& f : o->faults) {
-    if (f.rank < 0 || f.rank >= o->ranks) {
+    if (f.kind != FaultKind::kSlowLink && (f.rank < 0 || f.rank >= o->ranks)) {
       *error = "--fault: rank " + std::to_string(f.rank) + " is not in 0.." +
                std::to_string(o->ranks - 1);
       return false;
     }
     // A replay runs the captured ops as captured: none can be left out or
     // called differently.
-    const bool replayed = f.op >= o->ops && f.kind != FaultKind::kSlow;
+    const bool replayed = f.op >= o->ops && f.kind != FaultKind::kSlow &&
+                          f.kind != FaultKind::kGpuSlow && f.kind != FaultKind::kSlowLink;
     if (replayed && (f.kind == FaultKind::kSkip || f.kind == FaultKind::kMismatch)) {
       *error = "--fault: op " + std::to_string(f.op) +
                " is a CUDA-graph replay (op >= --ops); a replay cannot skip or change one op";
@@ -154,7 +165,9 @@ bool ParseFault(const std::string& spec, Fault* out, std::string* error) {
   std::vector<std::string> parts = Split(spec, ':');
   Fault f;
   if (parts.empty() || !FaultKindFromName(parts[0], &f.kind)) {
-    *error = "--fault '" + spec + "': unknown kind (stuck|skip|kill|mismatch|gpu-hang|slow|pause)";
+    *error = "--fault '" + spec +
+             "': unknown kind "
+             "(stuck|skip|kill|mismatch|gpu-hang|slow|pause|gpu-slow|slow-link)";
     return false;
   }
   for (size_t i = 1; i < parts.size(); ++i) {
@@ -183,13 +196,21 @@ bool ParseFault(const std::string& spec, Fault* out, std::string* error) {
       return false;
     }
   }
-  bool needs_op = f.kind != FaultKind::kSlow;
-  const bool needs_us = f.kind == FaultKind::kSlow || f.kind == FaultKind::kPause;
-  if (f.rank < 0 || (needs_op && f.op < 0) || (needs_us && f.us <= 0) ||
+  const bool from_op =
+      f.kind == FaultKind::kSlow || f.kind == FaultKind::kGpuSlow || f.kind == FaultKind::kSlowLink;
+  const bool needs_op = !from_op;
+  const bool needs_us = from_op || f.kind == FaultKind::kPause;
+  const bool needs_rank = f.kind != FaultKind::kSlowLink;
+  if (from_op && f.op < 0) f.op = 0;
+  if (!needs_rank && f.rank >= 0) {
+    *error = "--fault '" + spec + "': slow-link holds for every rank (no rank=R)";
+    return false;
+  }
+  if ((needs_rank && f.rank < 0) || (needs_op && f.op < 0) || (needs_us && f.us <= 0) ||
       (f.kind == FaultKind::kMismatch && f.field == MismatchField::kNone)) {
     *error =
-        "--fault '" + spec + "': needs rank=R" + std::string(needs_op ? ":op=N" : "") +
-        (needs_us ? ":us=X" : "") +
+        "--fault '" + spec + "': needs " + std::string(needs_rank ? "rank=R" : "") +
+        (needs_op ? ":op=N" : "") + (needs_us ? ":us=X" : "") +
         (f.kind == FaultKind::kMismatch ? ":field=count|datatype|datatype-same-bytes|func" : "");
     return false;
   }
@@ -327,8 +348,12 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
   --fault SPEC          stuck|skip|kill:rank=R:op=N, mismatch:rank=R:op=N:field=count|datatype|func,
                         mismatch:rank=R:op=N:field=datatype-same-bytes (other type, same bytes),
                         skip:rank=R:op=N:call=K (leave out call K of the grouped op N % 8 == 5),
-                        gpu-hang:rank=R:op=N, slow:rank=R:us=X, pause:rank=R:op=N:us=X
-                        (one stall of X us outside NCCL before op N) (repeatable)
+                        gpu-hang:rank=R:op=N, pause:rank=R:op=N:us=X (one stall of X us
+                        outside NCCL before op N), and from op N on (every op without op=N):
+                        slow:rank=R:us=X[:op=N] (X us on the host before each op),
+                        gpu-slow:rank=R:us=X[:op=N] (its GPU stream starts each launch X us late),
+                        slow-link:us=X[:op=N] (every launch's transfer X us longer, all ranks)
+                        (repeatable)
   --hang-timeout-s S    kill all ranks after S seconds without progress [60]
   --until-dumps N       kill all ranks once N dump files exist in the dump dir
   --mark-op N           record when each rank enqueues op N (summary: mark_op_wall_ns)

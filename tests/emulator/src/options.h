@@ -15,17 +15,32 @@
 namespace flightrec {
 namespace emu {
 
-enum class FaultKind { kStuck, kSkip, kKill, kMismatch, kGpuHang, kSlow, kPause };
+// kSlow, kGpuSlow, kSlowLink hold from op `op` on (every op when op=N is not
+// given); the others act at op `op` only.
+enum class FaultKind {
+  kStuck,
+  kSkip,
+  kKill,
+  kMismatch,
+  kGpuHang,
+  kSlow,
+  kPause,
+  kGpuSlow,
+  kSlowLink
+};
 // kDatatypeSameBytes: another datatype with the count scaled so the call's
 // byte size stays the same (ApplyMismatch).
 enum class MismatchField { kNone, kCount, kDatatype, kFunc, kDatatypeSameBytes };
 
 struct Fault {
   FaultKind kind = FaultKind::kStuck;
-  int rank = -1;
-  int64_t op = -1;  // op number (kSlow: unused)
+  int rank = -1;    // kSlowLink: -1 (every rank)
+  int64_t op = -1;  // op number (kSlow, kGpuSlow, kSlowLink: the first op it holds for; -1: 0)
   MismatchField field = MismatchField::kNone;
-  int64_t us = 0;  // kSlow: delay before every op; kPause: the one pause before op `op`
+  // kSlow: host delay before every op; kGpuSlow: delay of the GPU stream
+  // before it starts each launch; kSlowLink: extra transfer time of every
+  // launch on every rank; kPause: the one pause before op `op`.
+  int64_t us = 0;
   // kSkip: -1 leaves the whole op out; K >= 0 leaves out only call K (API call
   // order) of a grouped collective op, the rest of the group is launched.
   int call = -1;
@@ -70,6 +85,8 @@ struct Options {
 
   int tp_groups() const { return ranks / tp; }
   const Fault* FindFault(FaultKind kind, int r, int64_t op_number) const;
+  // The kSlowLink fault in effect at op `op_number`, if any (it has no rank).
+  const Fault* FindLinkFault(int64_t op_number) const;
   // kSkip faults of one call of a group (`call`) or of whole ops (!`call`).
   const Fault* FindFault(FaultKind kind, int r, int64_t op_number, bool call) const;
 };

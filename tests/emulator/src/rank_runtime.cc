@@ -481,6 +481,14 @@ int RankRuntime::Run() {
 
 // --- GPU stream ------------------------------------------------------------
 
+// The kernel's share of the work once its peers are there: --step-us, plus
+// a slow link's extra time (every rank's transfer takes it).
+void RankRuntime::Transfer(const Launch& l) const {
+  int64_t us = opts_.step_us;
+  if (const Fault* f = opts_.FindLinkFault(l.op)) us += f->us;
+  if (us > 0) usleep(static_cast<useconds_t>(us));
+}
+
 void RankRuntime::StreamLoop() {
   for (;;) {
     std::shared_ptr<Launch> l;
@@ -507,6 +515,12 @@ void RankRuntime::StreamLoop() {
 void RankRuntime::ExecuteLaunch(const Launch& l) {
   CommState* c = &comms_[l.comm_local];
   uint64_t target = l.pair_target;
+  // A slow or throttled GPU: the work before the collective on this stream
+  // takes longer, so the stream reaches the launch late (it was enqueued on
+  // time).
+  if (const Fault* f = opts_.FindFault(FaultKind::kGpuSlow, opts_.rank, l.op)) {
+    usleep(static_cast<useconds_t>(f->us));
+  }
   if (l.p2p) {
     ExecuteP2pLaunch(l);
     return;
@@ -522,7 +536,7 @@ void RankRuntime::ExecuteLaunch(const Launch& l) {
              static_cast<long long>(l.op));
     for (;;) pause();
   }
-  if (opts_.step_us > 0) usleep(static_cast<useconds_t>(opts_.step_us));
+  Transfer(l);
   // ... and finishes only once every member has done its share.
   coord_->Publish(l.comm_global, coord_->done(l.comm_global, l.my_member), target);
   coord_->WaitAll(l.comm_global, 2, l.members, target, &stop_);
@@ -547,7 +561,7 @@ void RankRuntime::ExecuteP2pLaunch(const Launch& l) {
   }
   coord_->Publish(l.comm_global, coord_->p2p(l.comm_global, l.my_member), target);
   coord_->WaitMembers(l.comm_global, 3, l.peers, target, &stop_);
-  if (opts_.step_us > 0) usleep(static_cast<useconds_t>(opts_.step_us));
+  Transfer(l);
   uint64_t end = GpuNow();
   for (size_t k = 0; k < l.tasks.size(); ++k) l.tasks[k]->gpu_end.store(end + k * 40);
   Notify(c);

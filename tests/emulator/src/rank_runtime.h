@@ -80,6 +80,7 @@ class RankRuntime {
   void StreamLoop();
   void ExecuteLaunch(const Launch& l);
   void ExecuteP2pLaunch(const Launch& l);
+  void Transfer(const Launch& l) const;
   // Proxy thread of one comm (proxy_thread.cc).
   void ProxyLoop(CommState* c);
   bool ProxyPass(CommState* c, std::deque<std::shared_ptr<Task>>* tasks);

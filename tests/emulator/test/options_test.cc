@@ -6,6 +6,30 @@ namespace flightrec {
 namespace emu {
 namespace {
 
+// Fail-slow faults hold from op N on (every op without op=N); a slow link
+// has no rank.
+TEST(Options, SlowFaultsHoldFromTheirOpOn) {
+  Options o;
+  std::string err;
+  ASSERT_TRUE(ParseOptions({"--ranks", "8", "--fault", "gpu-slow:rank=4:us=3000", "--fault",
+                            "slow:rank=3:us=500:op=40", "--fault", "slow-link:us=2000:op=100"},
+                           &o, &err))
+      << err;
+  EXPECT_NE(o.FindFault(FaultKind::kGpuSlow, 4, 0), nullptr);
+  EXPECT_EQ(o.FindFault(FaultKind::kGpuSlow, 3, 0), nullptr);
+  EXPECT_EQ(o.FindFault(FaultKind::kSlow, 3, 39), nullptr);
+  EXPECT_NE(o.FindFault(FaultKind::kSlow, 3, 40), nullptr);
+  EXPECT_EQ(o.FindLinkFault(99), nullptr);
+  ASSERT_NE(o.FindLinkFault(100), nullptr);
+  EXPECT_EQ(o.FindLinkFault(100)->us, 2000);
+  Fault f;
+  EXPECT_FALSE(ParseFault("slow-link:rank=1:us=5", &f, &err));
+  EXPECT_NE(err.find("every rank"), std::string::npos) << err;
+  EXPECT_FALSE(ParseFault("gpu-slow:rank=1", &f, &err));
+  EXPECT_NE(err.find("us=X"), std::string::npos) << err;
+  EXPECT_FALSE(ParseFault("slow-link:op=3", &f, &err));
+}
+
 TEST(Options, ParsesFaultsAndRejectsBadOnesWithTheSpec) {
   Options o;
   std::string err;
