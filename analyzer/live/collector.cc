@@ -56,6 +56,18 @@ RingProblem ProblemOf(const std::string& error) {
   return RingProblem::kInvalid;
 }
 
+// The process's rank in its widest communicator (the first of the widest,
+// as the analyzer's "world rank" is: the world rank when it has a world
+// communicator); "" before it has one.
+std::string GlobalRankOf(const ProcessSnapshot& h) {
+  const CommSnapshot* widest = nullptr;
+  for (const CommSnapshot& c : h.comms) {
+    if (widest == nullptr || c.nranks > widest->nranks) widest = &c;
+  }
+  if (widest == nullptr || widest->nranks <= 0 || widest->rank < 0) return "";
+  return std::to_string(widest->rank);
+}
+
 }  // namespace
 
 // One communicator of one process, as its series show it: counters that
@@ -69,6 +81,13 @@ struct CommSeries {
   uint64_t unread = 0;
   Histogram duration;
   Histogram queueing;
+  // Completed collectives (not p2p) with enqueue, GPU start and GPU end all
+  // known: the per-rank half of the arrival signal (docs/monitoring.md,
+  // "Fail-slow"). The late arriver of a collective waits least, so the
+  // recording rules compare these means across the communicator's ranks.
+  uint64_t sync_ops = 0;
+  uint64_t sync_gpu_ns = 0;
+  uint64_t sync_queueing_ns = 0;
   bool live = false;  // a region of the last scan holds this comm
   uint64_t pending = 0;
   uint64_t oldest_enqueue_ns = 0;  // of the pending ops; 0: none
@@ -183,13 +202,24 @@ ScanStats Collector::Scan(uint64_t now_wall_ns, std::vector<std::string>* log) {
 
 namespace {
 
+// Send, Recv and SendRecv pair with one peer each, not with the whole
+// communicator: they carry no arrival order of its members.
+bool IsP2pFunc(uint8_t func) {
+  return func == format::kFuncSend || func == format::kFuncRecv || func == format::kFuncSendRecv;
+}
+
 void Observe(const LiveOp& op, CommSeries* s) {
-  if (op.gpu_start_raw != 0 && op.gpu_end_raw >= op.gpu_start_raw) {
-    s->duration.ObserveNs(op.gpu_end_raw - op.gpu_start_raw);
-  }
-  if (op.gpu_start_ns != 0 && op.t_enqueue_ns != 0) {
-    s->queueing.ObserveNs(op.gpu_start_ns >= op.t_enqueue_ns ? op.gpu_start_ns - op.t_enqueue_ns
-                                                             : 0);
+  const bool timed = op.gpu_start_raw != 0 && op.gpu_end_raw >= op.gpu_start_raw;
+  const bool queued = op.gpu_start_ns != 0 && op.t_enqueue_ns != 0;
+  const uint64_t gpu_ns = timed ? op.gpu_end_raw - op.gpu_start_raw : 0;
+  const uint64_t queue_ns =
+      queued && op.gpu_start_ns >= op.t_enqueue_ns ? op.gpu_start_ns - op.t_enqueue_ns : 0;
+  if (timed) s->duration.ObserveNs(gpu_ns);
+  if (queued) s->queueing.ObserveNs(queue_ns);
+  if (timed && queued && op.func != format::kFuncUnknown && !IsP2pFunc(op.func)) {
+    ++s->sync_ops;
+    s->sync_gpu_ns += gpu_ns;
+    s->sync_queueing_ns += queue_ns;
   }
 }
 
@@ -296,12 +326,14 @@ void Collector::Render(const ScanStats& scan, std::string* out) const {
   };
 
   e.Family("flightrec_process_info", "gauge",
-           "One per ring file: the process's state (starting, running, exited, disabled) and "
-           "versions; the value is always 1.");
+           "One per ring file: the process's state (starting, running, exited, disabled), "
+           "versions and global_rank (its rank in its widest communicator, \"\" before it has "
+           "one); the value is always 1.");
   for (const auto& kv : rings_) {
     const ProcessSnapshot& h = kv.second->head;
     Labels l = proc_labels(h);
     l.push_back({"state", ProcessStateName(h.process_state)});
+    l.push_back({"global_rank", GlobalRankOf(h)});
     l.push_back({"plugin_version", h.plugin_version});
     l.push_back({"nccl_version", h.nccl_version});
     e.Sample("flightrec_process_info", l, 1);
@@ -367,6 +399,28 @@ void Collector::Render(const ScanStats& scan, std::string* out) const {
            "Time from enqueue (NCCL's Coll/P2p start) to the GPU start of completed operations.");
   for (const SeriesText& st : series) {
     e.HistogramText("flightrec_collective_queueing_seconds", st.labels, st.s->queueing);
+  }
+  e.Family(
+      "flightrec_sync_collectives_total", "counter",
+      "Completed collectives (not p2p) with enqueue, GPU start and GPU end known: the "
+      "operations of flightrec_sync_gpu_seconds_total and flightrec_sync_queueing_seconds_total.");
+  for (const SeriesText& st : series) {
+    e.SampleText("flightrec_sync_collectives_total", st.labels,
+                 static_cast<double>(st.s->sync_ops));
+  }
+  e.Family("flightrec_sync_gpu_seconds_total", "counter",
+           "GPU time (kernel start to end) of those collectives. Every member's kernel ends when "
+           "the last member arrived, so the rank that arrives last has the shortest.");
+  for (const SeriesText& st : series) {
+    e.SampleText("flightrec_sync_gpu_seconds_total", st.labels,
+                 static_cast<double>(st.s->sync_gpu_ns) / 1e9);
+  }
+  e.Family("flightrec_sync_queueing_seconds_total", "counter",
+           "Enqueue to GPU start of those collectives: short for a rank whose host is late (its "
+           "stream waits for it), long for one whose stream starts them late.");
+  for (const SeriesText& st : series) {
+    e.SampleText("flightrec_sync_queueing_seconds_total", st.labels,
+                 static_cast<double>(st.s->sync_queueing_ns) / 1e9);
   }
   e.Family("flightrec_pending_ops", "gauge",
            "Operations enqueued and not yet completed (regions with completion tracking).");
