@@ -274,7 +274,9 @@ int RunLauncher(Options o, const std::vector<std::string>& raw_args) {
                          : fr_dump_dir != nullptr ? fr_dump_dir
                          : fr_dir != nullptr      ? fr_dir
                                                   : o.job_dir + "/flightrec";
-  if (fr_dir == nullptr) {
+  // With NCCL_FLIGHTREC_DUMP_DIR alone the rings stay in the plugin's
+  // default directory, as under NCCL.
+  if (fr_dir == nullptr && fr_dump_dir == nullptr) {
     MakeDir(dump_dir, &error);
     setenv("NCCL_FLIGHTREC_DIR", dump_dir.c_str(), 1);
   }
