@@ -36,11 +36,6 @@ std::string SeenFile::ProcessKey() const {
   return host + ":" + std::to_string(pid) + "@" + std::to_string(created_wall_ns);
 }
 
-bool IsWatchOutput(const std::string& name) {
-  if (name.rfind("flightrec-", 0) != 0) return false;
-  return name.find(".verdict") != std::string::npos || EndsWith(name, ".hook.log");
-}
-
 bool DumpScanner::ReadInto(const std::string& path, Entry* entry) {
   const ReadResult r = ReadSnapshotFile(path);
   const Clock::time_point now = Clock::now();
@@ -90,12 +85,11 @@ bool DumpScanner::Scan(std::string* error) {
   std::map<std::string, Entry> next;
   for (const std::string& path : all) {
     const std::string name = BaseName(path);
-    if (IsWatchOutput(name)) continue;
     inputs_.push_back(path);
     const bool ring = EndsWith(name, ".ring");
     if (!ring && !EndsWith(name, ".frdump")) continue;
     struct stat st;
-    if (stat(path.c_str(), &st) != 0) continue;  // gone since the listing
+    if (lstat(path.c_str(), &st) != 0) continue;  // gone since the listing
     Entry e;
     e.dev = st.st_dev;
     e.ino = st.st_ino;

@@ -40,14 +40,14 @@ struct SeenFile {
   std::string ProcessKey() const;
 };
 
-// Whether `name` (a base name) is one of the files `flightrec watch` writes:
-// never an input.
-bool IsWatchOutput(const std::string& name);
-
-// Lists DIRs (recursively, as `flightrec analyze` does) and keeps the
+// Lists DIRs (recursively, as `flightrec analyze` does: analysis::
+// CollectFiles, which leaves out our companion files) and keeps the
 // identity of every *.ring and *.frdump in them. A file is read once (again
-// only when it is replaced or changes size or mtime); a file that cannot be
-// read is reported once on stderr and skipped.
+// only when it is replaced or changes size or mtime) through the reader,
+// which refuses a symlink, a FIFO and a file not owned by the running user
+// (or the trusted group): such a file, like one that cannot be read, is
+// reported once on stderr, never counted in an incident, and stays among
+// the analysis inputs, where the report lists it with its reason.
 class DumpScanner {
  public:
   explicit DumpScanner(std::vector<std::string> dirs) : dirs_(std::move(dirs)) {}

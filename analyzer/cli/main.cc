@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   flightrec::cli::AddWatchCommand(app, &exit_code);
   flightrec::cli::AddStatusCommand(app, &exit_code);
   flightrec::cli::AddExporterCommand(app, &exit_code);
+  flightrec::cli::AddTrustGroupOption(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

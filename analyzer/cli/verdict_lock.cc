@@ -6,15 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
-#include "analyzer/report/output.h"
-#include "flightrec/trigger_file.h"
+#include "flightrec/job_dir.h"
 
 namespace flightrec {
 namespace cli {
@@ -25,139 +22,181 @@ uint64_t MtimeNs(const struct stat& st) {
          static_cast<uint64_t>(st.st_mtim.tv_nsec);
 }
 
-constexpr char kReleasedWord[] = "released";
-
-// "host pid released": the holder gave the generation up.
-bool IsReleased(const std::string& content) {
-  char host[256] = {}, word[16] = {};
-  long long pid = 0;
-  return std::sscanf(content.c_str(), "%255s %lld %15s", host, &pid, word) == 3 &&
-         std::strcmp(word, kReleasedWord) == 0;
-}
-
-std::string ReadSmallFile(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line.substr(0, 512);
+// The first line of a believed small file of `dirfd`, or "" (missing,
+// refused: then *why says why, unreadable).
+std::string ReadBelieved(int dirfd, const std::string& name, const fileio::Trust& trust,
+                         struct stat* st, fileio::OpenStatus* status, char* why, size_t why_len) {
+  const int fd = fileio::OpenForRead(dirfd, name.c_str(), trust, st, status, why, why_len);
+  if (fd < 0) return "";
+  char text[256];
+  const ssize_t n = fileio::ReadSmall(fd, text, sizeof(text));
+  close(fd);
+  if (n <= 0) return "";
+  return std::string(text, static_cast<size_t>(n));
 }
 
 }  // namespace
 
 std::string LocalHostName() {
+  char raw[256] = {};
+  if (gethostname(raw, sizeof(raw) - 1) != 0) raw[0] = '\0';
   char host[format::kNameMax];
-  format::HostName(host, sizeof(host));
+  format::SanitizeName(raw, "unknown-host", host, sizeof(host));
   return host;
 }
 
-VerdictLock::VerdictLock(std::string dir, std::string job, std::chrono::milliseconds stale_after)
-    : dir_(std::move(dir)), job_(std::move(job)), stale_after_(stale_after) {}
+VerdictLock::VerdictLock(int dirfd, std::string dir, std::string job, const fileio::Trust& trust,
+                         std::chrono::milliseconds stale_after)
+    : dirfd_(dirfd),
+      dir_(std::move(dir)),
+      job_(std::move(job)),
+      trust_(trust),
+      stale_after_(stale_after) {}
 
 VerdictLock::~VerdictLock() {
   if (fd_ >= 0) close(fd_);
 }
 
-std::string VerdictLock::LockPath(uint64_t generation) const {
-  return dir_ + "/flightrec-" + job_ + ".verdict-" + std::to_string(generation) + ".lock";
+std::string VerdictLock::LockName(uint64_t generation) const {
+  char name[format::kFileNameMax];
+  if (!format::LockName(job_.c_str(), generation, name, sizeof(name))) return "";
+  return name;
 }
 
-std::string VerdictLock::DonePath() const { return dir_ + "/flightrec-" + job_ + ".verdict.done"; }
+bool VerdictLock::Believed(const struct stat& st) const {
+  return S_ISREG(st.st_mode) && fileio::Believed(st, trust_, nullptr, 0);
+}
 
-uint64_t VerdictLock::HighestGeneration() const {
-  const std::string prefix = "flightrec-" + job_ + ".verdict-";
-  uint64_t highest = 0;
-  DIR* d = opendir(dir_.c_str());
-  if (d == nullptr) return 0;
+void VerdictLock::Ignore(const std::string& name, const char* why) const {
+  if (!ignored_.insert(name).second) return;
+  std::fprintf(stderr, "flightrec watch: ignoring %s: %s\n", Path(name).c_str(), why);
+}
+
+VerdictLock::Generations VerdictLock::List() const {
+  Generations out;
+  // A descriptor of its own: readdir moves the offset it reads from.
+  const int fd = openat(dirfd_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* d = fd < 0 ? nullptr : fdopendir(fd);
+  if (d == nullptr) {
+    if (fd >= 0) close(fd);
+    return out;
+  }
   while (const dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.size() <= prefix.size() + 5 || name.compare(0, prefix.size(), prefix) != 0 ||
-        name.compare(name.size() - 5, 5, ".lock") != 0) {
-      continue;
+    const uint64_t g = format::LockGeneration(e->d_name, job_.c_str());
+    if (g == 0) continue;
+    struct stat st;
+    if (fstatat(dirfd_, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
+    char why[fileio::kWhyMax] = "not a regular file";
+    if (S_ISREG(st.st_mode) && fileio::Believed(st, trust_, why, sizeof(why))) {
+      out.ours.push_back(g);
+    } else {
+      out.foreign.insert(g);
+      Ignore(e->d_name, why);
     }
-    const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - 5);
-    if (digits.empty() || digits.size() > 18 ||
-        digits.find_first_not_of("0123456789") != std::string::npos) {
-      continue;
-    }
-    highest = std::max<uint64_t>(highest, std::stoull(digits));
   }
   closedir(d);
-  return highest;
+  std::sort(out.ours.begin(), out.ours.end());
+  return out;
 }
 
 DoneMark VerdictLock::ReadDone() const {
   DoneMark mark;
-  const std::string line = ReadSmallFile(DonePath());
-  unsigned long long g = 0, start = 0, until = 0;
-  if (std::sscanf(line.c_str(), "generation=%llu incident_start_ns=%llu covered_until_ns=%llu", &g,
-                  &start, &until) == 3) {
-    mark.valid = true;
-    mark.generation = g;
-    mark.incident_start_ns = start;
-    mark.covered_until_ns = until;
-  }
+  char name[format::kFileNameMax];
+  if (!format::DoneName(job_.c_str(), name, sizeof(name))) return mark;
+  struct stat st;
+  fileio::OpenStatus status = fileio::OpenStatus::kOk;
+  char why[fileio::kWhyMax] = {};
+  const std::string text = ReadBelieved(dirfd_, name, trust_, &st, &status, why, sizeof(why));
+  if (status == fileio::OpenStatus::kRefused) Ignore(name, why);
+  format::DoneText done;
+  if (text.empty() || !format::ParseDone(text.c_str(), &done)) return mark;
+  mark.valid = true;
+  mark.generation = done.generation;
+  mark.incident_start_ns = done.incident_start_ns;
+  mark.covered_until_ns = done.covered_until_ns;
   return mark;
 }
 
-bool VerdictLock::HolderIsDeadHere(const std::string& content) const {
-  char host[256] = {};
-  long long pid = 0;
-  if (std::sscanf(content.c_str(), "%255s %lld", host, &pid) != 2 || pid <= 0) return false;
-  if (LocalHostName() != host) return false;
-  return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
-}
-
 VerdictLock::Attempt VerdictLock::TryAcquire(std::string* error) {
-  const uint64_t highest = HighestGeneration();
+  Generations gens = List();
+  const uint64_t highest = gens.highest();
   bool take = highest == 0 || ReadDone().generation == highest;
   if (!take) {
+    const std::string name = LockName(highest);
     struct stat st;
-    const std::string path = LockPath(highest);
+    fileio::OpenStatus status = fileio::OpenStatus::kOk;
+    char why[fileio::kWhyMax] = {};
     const std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now();
-    if (stat(path.c_str(), &st) != 0) return Attempt::kBusy;  // removed meanwhile: look again
-    const std::string content = ReadSmallFile(path);
-    holder_ = content.empty() ? "(unknown)" : content;
+    const std::string content = ReadBelieved(dirfd_, name, trust_, &st, &status, why, sizeof(why));
+    // Removed or replaced since the listing: look again at the next poll.
+    if (status != fileio::OpenStatus::kOk) return Attempt::kBusy;
+    format::LockText lock;
+    const bool parsed = format::ParseLock(content.c_str(), &lock);
+    holder_ = parsed ? std::string(lock.host) + " " + std::to_string(lock.pid) : "(unknown)";
     if (highest != watched_generation_ || MtimeNs(st) != watched_mtime_ns_) {
       watched_generation_ = highest;
       watched_mtime_ns_ = MtimeNs(st);
       watched_since_ = now;
     }
-    const bool released = IsReleased(content);
-    take = released || now - watched_since_ >= stale_after_ || HolderIsDeadHere(content);
+    const bool released = parsed && lock.released;
+    const bool dead_here = parsed && LocalHostName() == lock.host &&
+                           kill(static_cast<pid_t>(lock.pid), 0) != 0 && errno == ESRCH;
+    take = released || now - watched_since_ >= stale_after_ || dead_here;
     if (take) {
       std::fprintf(stderr, "flightrec watch: taking over from %s verdict lock %s (holder %s)\n",
-                   released ? "released" : "stale", path.c_str(), holder_.c_str());
+                   released ? "released" : "stale", Path(name).c_str(), holder_.c_str());
     }
   }
   if (!take) return Attempt::kBusy;
-  const uint64_t mine = highest + 1;
-  const std::string path = LockPath(mine);
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    if (errno == EEXIST) return Attempt::kBusy;  // another watcher won this generation
-    *error = path + ": cannot create the verdict lock: " + std::strerror(errno);
-    return Attempt::kError;
+  // The next generation, past any name another user's file occupies (they
+  // cannot be removed, and must not block the verdict). A name taken
+  // between the listing and the create by a believed file is a watcher that
+  // won; by anything else, one more name to skip.
+  uint64_t mine = highest + 1;
+  for (int tries = 0; tries < 64; ++tries) {
+    while (gens.foreign.count(mine) != 0) ++mine;
+    const std::string name = LockName(mine);
+    char why[fileio::kWhyMax] = {};
+    const int fd = fileio::CreateExclusive(dirfd_, name.c_str(), trust_, why, sizeof(why));
+    if (fd < 0) {
+      if (errno != EEXIST) {
+        *error = Path(name) + ": cannot create the verdict lock: " + why;
+        return Attempt::kError;
+      }
+      struct stat st;
+      if (fstatat(dirfd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || Believed(st)) {
+        return Attempt::kBusy;  // another watcher won this generation (or it went again)
+      }
+      Ignore(name, "not a lock of yours (another user's file, or not a regular file)");
+      gens.foreign.insert(mine);
+      continue;
+    }
+    char text[format::kNameMax + 48];
+    struct stat st;
+    if (!format::FormatLock(LocalHostName().c_str(), getpid(), false, text, sizeof(text)) ||
+        !fileio::WriteAll(fd, text, std::strlen(text)) || fstat(fd, &st) != 0) {
+      *error = Path(name) + ": cannot write the verdict lock: " + std::strerror(errno);
+      close(fd);
+      unlinkat(dirfd_, name.c_str(), 0);
+      return Attempt::kError;
+    }
+    fd_ = fd;
+    generation_ = mine;
+    dev_ = st.st_dev;
+    ino_ = st.st_ino;
+    return Attempt::kAcquired;
   }
-  const std::string content = LocalHostName() + " " + std::to_string(getpid()) + "\n";
-  if (write(fd, content.data(), content.size()) != static_cast<ssize_t>(content.size())) {
-    *error = path + ": cannot write the verdict lock: " + std::strerror(errno);
-    close(fd);
-    unlink(path.c_str());
-    return Attempt::kError;
-  }
-  fd_ = fd;
-  generation_ = mine;
-  return Attempt::kAcquired;
+  return Attempt::kBusy;  // names taken as fast as we try: look again at the next poll
 }
 
 std::string VerdictLock::Release() {
-  const std::string path = LockPath(generation_);
+  const std::string path = Path(LockName(generation_));
   if (fd_ < 0) return path;
-  const std::string content =
-      LocalHostName() + " " + std::to_string(getpid()) + " " + kReleasedWord + "\n";
+  char text[format::kNameMax + 48];
   // Longer than what it overwrites: no truncation, so no reader ever sees
   // an empty lock.
-  if (pwrite(fd_, content.data(), content.size(), 0) != static_cast<ssize_t>(content.size())) {
+  if (!format::FormatLock(LocalHostName().c_str(), getpid(), true, text, sizeof(text)) ||
+      pwrite(fd_, text, std::strlen(text), 0) != static_cast<ssize_t>(std::strlen(text))) {
     std::fprintf(stderr, "flightrec watch: %s: cannot mark the verdict lock released: %s\n",
                  path.c_str(), std::strerror(errno));
   }
@@ -172,12 +211,23 @@ void VerdictLock::Abandon() {
   if (fd_ < 0) return;
   close(fd_);
   fd_ = -1;
-  unlink(LockPath(generation_).c_str());
+  // Only the file we created: never one that took its name since.
+  const std::string name = LockName(generation_);
+  struct stat st;
+  if (fstatat(dirfd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == dev_ &&
+      st.st_ino == ino_) {
+    unlinkat(dirfd_, name.c_str(), 0);
+  }
 }
 
 bool VerdictLock::StillOurs() const {
+  if (fd_ < 0) return false;
+  if (List().highest() > generation_) return false;
+  // Our file removed and its generation created again by another watcher.
   struct stat st;
-  return fd_ >= 0 && stat(LockPath(generation_ + 1).c_str(), &st) != 0 && errno == ENOENT;
+  const std::string name = LockName(generation_);
+  return fstatat(dirfd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !Believed(st) ||
+         (st.st_dev == dev_ && st.st_ino == ino_);
 }
 
 void VerdictLock::Refresh() const {
@@ -186,15 +236,21 @@ void VerdictLock::Refresh() const {
 
 bool VerdictLock::MarkDone(uint64_t incident_start_ns, uint64_t covered_until_ns,
                            std::string* error) {
-  char line[256];
-  std::snprintf(line, sizeof(line),
-                "generation=%" PRIu64 " incident_start_ns=%" PRIu64 " covered_until_ns=%" PRIu64
-                " host=%s pid=%d\n",
-                generation_, incident_start_ns, covered_until_ns, LocalHostName().c_str(),
-                static_cast<int>(getpid()));
-  if (!report::WriteOutput(DonePath(), line, error)) return false;
-  for (uint64_t g = generation_; g-- > 1;) {
-    if (unlink(LockPath(g).c_str()) != 0 && errno == ENOENT && g + 1 < generation_) break;
+  char name[format::kFileNameMax];
+  char text[256];
+  char why[fileio::kWhyMax] = {};
+  if (!format::DoneName(job_.c_str(), name, sizeof(name)) ||
+      !format::FormatDone(generation_, incident_start_ns, covered_until_ns, LocalHostName().c_str(),
+                          getpid(), text, sizeof(text))) {
+    *error = dir_ + ": job id too long for the done marker";
+    return false;
+  }
+  if (!fileio::WriteFileAt(dirfd_, name, text, std::strlen(text), trust_, true, why, sizeof(why))) {
+    *error = Path(name) + ": " + why;
+    return false;
+  }
+  for (uint64_t g : List().ours) {
+    if (g < generation_) fileio::RemoveOurs(dirfd_, LockName(g).c_str(), trust_);
   }
   return true;
 }

@@ -38,8 +38,8 @@
 #include "analyzer/cli/stop_signal.h"
 #include "analyzer/cli/verdict_lock.h"
 #include "analyzer/model/describe.h"
-#include "analyzer/report/output.h"
-#include "flightrec/trigger_file.h"
+#include "flightrec/job_dir.h"
+#include "recorder/fileio/safe_file.h"
 
 namespace flightrec {
 namespace cli {
@@ -54,7 +54,7 @@ constexpr int kExitNotOurs = 3;
 constexpr int kStopRequested = -1;
 // A verdict lock not refreshed for this long is taken over; the holder
 // refreshes it every second (docs/design/verdict.md).
-constexpr std::chrono::seconds kStaleAfter{5};
+constexpr std::chrono::seconds kStaleAfter{format::kVerdictLockStaleS};
 constexpr std::chrono::seconds kRefreshEvery{1};
 
 struct WatchArgs {
@@ -137,25 +137,23 @@ class LockKeeper {
 };
 
 // A writable first directory, checked by creating a file there (access()
-// says yes to root on a read-only mount). Other watchers and analyses of
-// the same directory list it meanwhile, so the probe never has a name they
-// would read as an input: an unnamed O_TMPFILE file where the file system
-// supports it, else a `.tmp` file (a companion every reader skips).
-bool ProbeWritable(const std::string& dir, std::string* error) {
-  int fd = open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-  if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
-    const std::string probe = dir + "/.flightrec-watch-probe-" + std::to_string(getpid()) + ".tmp";
-    fd = open(probe.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-    if (fd >= 0) unlink(probe.c_str());
-  }
-  if (fd < 0) {
-    *error = dir + ": cannot write verdicts there: " + std::strerror(errno);
+// says yes to root on a read-only mount): a unique temporary
+// (`.flightrec-watch-probe.<random>.tmp`, a companion every reader skips),
+// removed at once.
+bool ProbeWritable(int dirfd, const std::string& dir, const fileio::Trust& trust,
+                   std::string* error) {
+  fileio::TempFile probe;
+  char why[fileio::kWhyMax] = {};
+  if (!fileio::CreateTemp(dirfd, "flightrec-watch-probe", trust, &probe, why, sizeof(why))) {
+    *error = dir + ": cannot write verdicts there: " + why;
     return false;
   }
-  close(fd);
+  fileio::Discard(dirfd, &probe);
   return true;
 }
 
+// The files `watch` writes into the first DIR: names (relative to its
+// descriptor) and paths (for messages and the hook).
 struct VerdictPaths {
   std::string json, md, html, txt, hook_log;
   VerdictPaths(const std::string& dir, const std::string& job) {
@@ -165,6 +163,18 @@ struct VerdictPaths {
     html = stem + ".verdict.html";
     txt = stem + ".verdict.txt";
     hook_log = stem + ".hook.log";
+  }
+  static std::string Name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+};
+
+// The dump directory's descriptor, held while watching.
+struct DirFd {
+  int fd = -1;
+  DirFd() = default;
+  DirFd(const DirFd&) = delete;
+  DirFd& operator=(const DirFd&) = delete;
+  ~DirFd() {
+    if (fd >= 0) close(fd);
   }
 };
 
@@ -230,6 +240,7 @@ class Watcher {
   const WatchArgs& args_;
   StopSignal* stop_;
   std::string dir_;
+  DirFd dirfd_;  // dir_, opened by Run (fileio::OpenDir, kShared)
   std::string job_;
   ParentWatch parent_;
   DumpScanner scanner_;
@@ -248,7 +259,15 @@ Incident Watcher::Assess(const std::string& job, const Coverage& coverage) {
 
 int Watcher::Run() {
   std::string error;
-  if (!ProbeWritable(dir_, &error)) {
+  char why[fileio::kWhyMax] = {}, note[fileio::kWhyMax * 2] = {};
+  dirfd_.fd = fileio::OpenDir(dir_.c_str(), fileio::DirRole::kShared, CommandTrust(), false, why,
+                              sizeof(why), note, sizeof(note));
+  if (dirfd_.fd < 0) {
+    Complain(why);
+    return kExitError;
+  }
+  if (note[0] != '\0') Complain(note);
+  if (!ProbeWritable(dirfd_.fd, dir_, CommandTrust(), &error)) {
     Complain(error);
     return kExitError;
   }
@@ -264,7 +283,7 @@ int Watcher::Run() {
     const std::string job = job_.empty() ? MajorityJob(scanner_.files()) : job_;
     if (job.empty()) continue;
     if (lock == nullptr || lock_job != job) {
-      lock = std::make_unique<VerdictLock>(dir_, job, kStaleAfter);
+      lock = std::make_unique<VerdictLock>(dirfd_.fd, dir_, job, CommandTrust(), kStaleAfter);
       lock_job = job;
     }
     const DoneMark done = lock->ReadDone();
@@ -352,6 +371,7 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
   if (stop_->Requested()) return kStopRequested;  // the analysis is not interrupted
   const AnalysisRun run(scanner_.InputsOf(job), AnalysisSettings{});
   const VerdictPaths paths(dir_, job);
+  char why[fileio::kWhyMax] = {};
   const std::pair<const std::string*, ReportFormat> outputs[] = {
       {&paths.json, ReportFormat::kJson},
       {&paths.md, ReportFormat::kMarkdown},
@@ -361,8 +381,12 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
     if (stop_->Requested()) return kStopRequested;
     if (keeper.parent_gone() || !ParentAlive()) return kExitError;
     if (!lock->StillOurs()) return LostLock();
-    if (!report::WriteOutput(*path, run.Render(format), &error)) {
-      Complain(error);
+    // A unique temporary renamed over the name: whatever another user
+    // planted there (a symlink, a file) is replaced, never written through.
+    const std::string text = run.Render(format);
+    if (!fileio::WriteFileAt(dirfd_.fd, VerdictPaths::Name(*path).c_str(), text.data(),
+                             text.size(), CommandTrust(), true, why, sizeof(why))) {
+      Complain(*path + ": cannot write: " + why);
       return kExitError;
     }
   }

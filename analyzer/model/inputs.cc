@@ -13,6 +13,7 @@
 #include "analyzer/model/record_window.h"
 #include "analyzer/reader/init_file.h"
 #include "analyzer/reader/record_buffers.h"
+#include "flightrec/job_dir.h"
 #include "flightrec/record_format.h"
 #include "flightrec/record_names.h"
 
@@ -22,18 +23,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Files of ours that are never inputs: a dump or report still being
-// written (or left by a process killed before its rename), the trigger
-// file ranks use to ask each other for dumps, and what `flightrec watch`
-// writes beside the dumps (flightrec-<job>.verdict.{json,md,html,txt,done},
-// flightrec-<job>.verdict-<g>.lock, flightrec-<job>.hook.log).
+// Files of ours that are never inputs (flightrec/job_dir.h,
+// IsCompanionName): a file still being written (or left by a process
+// killed before its rename), the trigger, and what `flightrec watch` writes
+// beside the dumps. A `.ring.init` is an input: a process that died during
+// init.
 bool Companion(const fs::path& p) {
-  if (p.extension() == ".tmp" || p.extension() == ".trigger") return true;
   const std::string name = p.filename().string();
-  if (name.rfind("flightrec-", 0) != 0) return false;
-  const bool hook_log = name.size() > 9 && name.compare(name.size() - 9, 9, ".hook.log") == 0;
-  return hook_log || name.find(".verdict.") != std::string::npos ||
-         name.find(".verdict-") != std::string::npos;
+  return format::IsCompanionName(name.c_str()) && !HasSuffix(name, kInitSuffix);
 }
 
 void Walk(const std::string& dir, std::vector<std::string>* files,
@@ -50,12 +47,14 @@ void Walk(const std::string& dir, std::vector<std::string>* files,
       return;
     }
     std::error_code fec;
-    if (Companion(it->path()) || !it->is_regular_file(fec)) continue;
+    if (Companion(it->path())) continue;
+    // Directories are walked (a symlink to one is not followed); every
+    // other entry goes to the reader, which refuses a symlink, a FIFO or a
+    // file of another owner with the reason: nothing is dropped silently.
+    if (!it->is_symlink(fec) && it->is_directory(fec)) continue;
     // Not opened here: the reader threads judge every file, from its first
     // bytes when it is not ours (one open per file, in parallel: on a
-    // shared file system of 16k dumps the opens are the cost), and a file
-    // that is not ours is listed with the reason, so nothing is dropped
-    // silently.
+    // shared file system of 16k dumps the opens are the cost).
     files->push_back(it->path().string());
   }
 }
@@ -422,7 +421,12 @@ Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& opti
         continue;
       }
     }
-    rejected.push_back({files[i], results[i].error.empty() ? "unreadable" : results[i].error});
+    // The init reader's reason when it refused the file or found a header
+    // flightrec never writes; else the reader's.
+    const std::string& why = !init_files[i].readable && !init_files[i].error.empty()
+                                 ? init_files[i].error
+                                 : results[i].error;
+    rejected.push_back({files[i], why.empty() ? "unreadable" : why});
   }
   // The name says host and pid once the job id is known; it is the job's
   // (the file is in the job's directory under the job's name).

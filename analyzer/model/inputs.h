@@ -3,8 +3,9 @@
 // the file holding the newest state of each process (its newest dump, or
 // its ring when the ring moved on since: docs/analyzer.md "Which file"),
 // reports rings left half-made by processes that died during init, and
-// sets aside unreadable files and files of another job, each with the
-// reason.
+// sets aside unreadable files, files the reader refuses (a symlink, not a
+// regular file, another user's: snapshot_reader.h, ReadTrust) and files of
+// another job, each with the reason.
 #ifndef FLIGHTREC_ANALYZER_MODEL_INPUTS_H_
 #define FLIGHTREC_ANALYZER_MODEL_INPUTS_H_
 
@@ -80,10 +81,12 @@ void ReloadProcesses(const std::vector<size_t>& which, const LoadOptions& option
 RecordSource FileRecordSource(const LoadOptions& options = {});
 
 // Files found under `paths` (directories walked recursively, sorted): every
-// regular file except *.tmp and *.trigger (ours, never inputs; a
+// entry but a directory and our companion files (flightrec/job_dir.h,
+// IsCompanionName: temporaries, triggers, what `flightrec watch` writes; a
 // *.ring.init is an input: a process that died during init). None is
-// opened here; the reader rejects one that is not a ring or a dump from its
-// first bytes. Missing paths are reported in *rejected.
+// opened here; the reader refuses a symlink, a FIFO or another user's file
+// and rejects one that is not a ring or a dump from its first bytes, each
+// with the reason. Missing paths are reported in *rejected.
 std::vector<std::string> CollectFiles(const std::vector<std::string>& paths,
                                       std::vector<RejectedInput>* rejected);
 

@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "flightrec/job_dir.h"
 #include "flightrec/record_format.h"
 
 namespace flightrec {
@@ -280,7 +281,23 @@ void ChooseAnchor(const FileHeader& h, ProcessSnapshot* s, ImageLayout* layout) 
   Warn(s, buf);
 }
 
+bool CheckName(const char* what, const std::string& name, std::string* error) {
+  if (format::IsSanitizedName(name.c_str(), name.size() + 1)) return true;
+  if (name.empty()) {
+    *error = std::string(what) + " is empty: forged or corrupt";
+  } else if (name.size() >= format::kNameMax) {
+    *error = std::string(what) + " fills its field: forged or corrupt";
+  } else {
+    *error = std::string(what) + " has characters flightrec never writes: forged or corrupt";
+  }
+  return false;
+}
+
 }  // namespace
+
+bool CheckWrittenNames(const std::string& host, const std::string& job_id, std::string* error) {
+  return CheckName("host name", host, error) && CheckName("job id", job_id, error);
+}
 
 bool ParseHeader(BoundedView image, uint64_t max_image_size, ProcessSnapshot* snapshot,
                  ImageLayout* layout, std::string* error) {
@@ -300,6 +317,7 @@ bool ParseHeaderPrefix(BoundedView image, uint64_t file_bytes, uint64_t max_imag
   }
   CheckEnums(h, snapshot->compressed, snapshot);
   CopyHeader(image, h, snapshot);
+  if (!CheckWrittenNames(snapshot->host, snapshot->job_id, error)) return false;
   layout->max_regions = h.max_regions;
   layout->capacity = h.region_capacity;
   layout->table_offset = h.region_table_offset;

@@ -41,8 +41,17 @@ struct ImageLayout {
   }
 };
 
-// Checks magic, endianness, version, sizes, limits, offsets and the image
-// size, and copies the header's fields into *snapshot. Returns false with
+// Whether `host` and `job_id` (as ReadString gave them) are names the plugin
+// could have written: the plugin sanitizes both to [A-Za-z0-9._-] before
+// writing them (format::SanitizeName), so a header with anything else (an
+// empty name, a space, '[', '/', a byte ReadString showed as '?') was not
+// written by flightrec. False with *error ("host name has characters
+// flightrec never writes: forged or corrupt").
+bool CheckWrittenNames(const std::string& host, const std::string& job_id, std::string* error);
+
+// Checks magic, endianness, version, sizes, limits, offsets, the image
+// size and the names (CheckWrittenNames), and copies the header's fields
+// into *snapshot. Returns false with
 // *error (no file name prefix) when the image cannot be trusted; non-fatal
 // oddities go to snapshot->warnings.
 bool ParseHeader(BoundedView image, uint64_t max_image_size, ProcessSnapshot* snapshot,

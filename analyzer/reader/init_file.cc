@@ -8,6 +8,8 @@
 #include <cstring>
 
 #include "analyzer/reader/bounded_view.h"
+#include "analyzer/reader/file_read.h"
+#include "analyzer/reader/image_header.h"
 #include "flightrec/record_format.h"
 
 namespace flightrec {
@@ -66,17 +68,9 @@ bool HasSuffix(const std::string& path, const char* suffix) {
 
 InitFile ReadInitFile(const std::string& path) {
   InitFile out;
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    out.error = std::string("cannot open: ") + std::strerror(errno);
-    return out;
-  }
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    out.error = "not a regular file";
-    close(fd);
-    return out;
-  }
+  const int fd = reader_internal::OpenTrusted(path, &st, &out.error);
+  if (fd < 0) return out;
   out.readable = true;
   out.size = static_cast<uint64_t>(st.st_size);
   out.mtime_ns = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ULL +
@@ -84,6 +78,13 @@ InitFile ReadInitFile(const std::string& path) {
   static thread_local uint8_t buf[kChunk];
   const size_t head = ReadAt(fd, buf, format::kHeaderSize, 0);
   ParseIdentity(buf, head, &out);
+  if (out.header && !reader_internal::CheckWrittenNames(out.host, out.job_id, &out.error)) {
+    // Not a header flightrec wrote: nothing in it is an identity.
+    out.readable = false;
+    out.header = false;
+    close(fd);
+    return out;
+  }
   out.all_zero = Zero(buf, head);
   for (uint64_t off = head; out.all_zero && off < out.size;) {
     const size_t n = ReadAt(fd, buf, kChunk, off);

@@ -20,7 +20,9 @@ constexpr const char* kInitSuffix = ".ring.init";
 constexpr const char* kRingSuffix = ".ring";
 
 struct InitFile {
-  bool readable = false;  // opened and stat'ed
+  // Opened and stat'ed (reader_internal::OpenTrusted), and no header with
+  // names flightrec never writes (image_header.h, CheckWrittenNames).
+  bool readable = false;
   bool header = false;    // a complete FileHeader with our magic, endianness and major version
   bool all_zero = false;  // every byte is 0 (an empty file counts)
   uint64_t size = 0;
@@ -31,7 +33,7 @@ struct InitFile {
   std::string job_id;
   uint64_t created_wall_ns = 0;
   uint32_t process_state = 0;
-  std::string error;  // why !readable
+  std::string error;  // why !readable: refused, unopenable, or forged
 };
 
 // Reads at most the header and, for all_zero, scans the rest in bounded

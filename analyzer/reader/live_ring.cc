@@ -57,14 +57,14 @@ LiveRing::~LiveRing() {
 
 bool LiveRing::Open(const std::string& path, RingProblem* problem, std::string* error) {
   path_ = path;
-  fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) {
-    const RingProblem what = errno == ENOENT ? RingProblem::kVanished : RingProblem::kUnreadable;
-    return Fail(path, what, std::string("cannot open: ") + std::strerror(errno), problem, error);
-  }
   struct stat st;
-  if (fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-    return Fail(path, RingProblem::kUnreadable, "not a readable regular file", problem, error);
+  std::string why;
+  fileio::OpenStatus status = fileio::OpenStatus::kOk;
+  fd_ = reader_internal::OpenTrusted(path, &st, &why, &status);
+  if (fd_ < 0) {
+    const RingProblem what =
+        status == fileio::OpenStatus::kMissing ? RingProblem::kVanished : RingProblem::kUnreadable;
+    return Fail(path, what, why, problem, error);
   }
   dev_ = st.st_dev;
   ino_ = st.st_ino;

@@ -28,7 +28,8 @@ namespace flightrec {
 enum class RingProblem {
   kNone,
   kVanished,    // gone between the directory listing and the read
-  kUnreadable,  // open/stat/read failed, or not a regular file
+  kUnreadable,  // open/stat/read failed, or refused: a symlink, not a regular
+                // file, or not owned by the running user (or trusted group)
   kForeign,     // not a flightrec ring (bad magic, a dump, or another kind)
   kTruncated,   // shorter than its header says
   kInvalid,     // header or layout fails validation (version, sizes, offsets)
@@ -42,7 +43,8 @@ class LiveRing {
   LiveRing(const LiveRing&) = delete;
   LiveRing& operator=(const LiveRing&) = delete;
 
-  // Opens `path` read-only. False with *error ("<path>: problem").
+  // Opens `path` read-only, owner-checked and never blocking
+  // (reader_internal::OpenTrusted). False with *error ("<path>: problem").
   bool Open(const std::string& path, RingProblem* problem, std::string* error);
 
   // Reads the header and every region descriptor into *snapshot (comms

@@ -28,8 +28,6 @@ ReadResult Fail(const std::string& name, const std::string& problem) {
   return r;
 }
 
-std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
-
 // Reads the whole file. A file that shrinks while we read yields the bytes
 // that were there (the parser then reports it as truncated); one that grows
 // is read up to its size at fstat time.
@@ -156,10 +154,10 @@ ReadResult ReadSnapshotBytes(const uint8_t* data, size_t size, const std::string
 }
 
 ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Fail(path, Errno("cannot open"));
   struct stat st;
   std::string error;
+  const int fd = reader_internal::OpenTrusted(path, &st, &error);
+  if (fd < 0) return Fail(path, error);
   // Reused like the image (byte_buffer.h); ReadSnapshotBytes copies what it
   // keeps, so nothing points into it once this returns.
   thread_local reader_internal::ByteBuffer bytes;
@@ -167,11 +165,7 @@ ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits) {
   uint64_t head_size = 0;
   bool read_ok = false;
   bool foreign = false;
-  if (fstat(fd, &st) != 0) {
-    error = Errno("cannot stat");
-  } else if (!S_ISREG(st.st_mode)) {
-    error = "not a regular file";
-  } else if (!reader_internal::PreadFully(fd, 0, head, sizeof(head), &head_size, &error)) {
+  if (!reader_internal::PreadFully(fd, 0, head, sizeof(head), &head_size, &error)) {
     // error says why
   } else if (!StartsLikeOurs(head, head_size)) {
     // Judged on its first bytes, whatever its size: the directories given to

@@ -16,8 +16,19 @@
 
 #include "analyzer/reader/snapshot.h"
 #include "flightrec/record_format.h"
+#include "recorder/fileio/safe_file.h"
 
 namespace flightrec {
+
+// Whose files the reader believes (ReadSnapshotFile, ReadInitFile,
+// LiveRing::Open): every file is opened O_NOFOLLOW|O_NONBLOCK and judged by
+// fstat (recorder/fileio/safe_file.h): a regular file owned by the running
+// user, or by a member of the trusted group, else it is refused with the
+// reason ("not owned by you: uid 1002"). The running user alone unless set;
+// the CLI sets it once from --trust-group / NCCL_FLIGHTREC_GROUP, before
+// anything is read.
+void SetReadTrust(const fileio::Trust& trust);
+fileio::Trust ReadTrust();
 
 struct ReadResult {
   bool ok = false;
@@ -33,7 +44,8 @@ struct ReadLimits {
 
 // Reads `path` with pread into memory (never mmap: a file truncated under a
 // mapping would SIGBUS us). Files larger than the limit are rejected before
-// any allocation.
+// any allocation; a symlink, a FIFO or another non-regular file, and a file
+// ReadTrust() does not believe, are refused before any byte is read.
 ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits = {});
 
 // Parses bytes already in memory. `name` is used in messages and stored as

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include "analyzer/reader/image_header.h"
+#include "analyzer/reader/init_file.h"
+#include "analyzer/reader/live_ring.h"
 #include "analyzer/reader/region_reader.h"
 #include "support/files.h"
 #include "tests/unit/reader/image_builder.h"
@@ -560,6 +563,94 @@ TEST(SnapshotReaderTest, FileErrorsNameTheFileAndTheProblem) {
   ReadResult l = ReadSnapshotFile(big.path(), small);
   EXPECT_FALSE(l.ok);
   EXPECT_NE(l.error.find("more than the limit of 4096"), std::string::npos) << l.error;
+}
+
+// Files in a shared directory are judged by fstat on the descriptor
+// (recorder/fileio/safe_file.h): a symlink is never followed, a FIFO never
+// blocks the reader, another user's file is refused; each with its reason.
+TEST(SnapshotReaderTest, RefusesSymlinksFifosAndOtherUsersFilesWithTheReason) {
+  ImageBuilder b(1, 4);
+  TempFile ring(b.Bytes());
+  ASSERT_TRUE(ReadSnapshotFile(ring.path()).ok);
+  const std::string link = ring.path() + ".link";
+  ASSERT_EQ(symlink(ring.path().c_str(), link.c_str()), 0);
+  ReadResult l = ReadSnapshotFile(link);
+  EXPECT_FALSE(l.ok);
+  EXPECT_EQ(l.error, link + ": a symbolic link: never followed");
+  unlink(link.c_str());
+
+  const std::string fifo = ring.path() + ".fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ReadResult f = ReadSnapshotFile(fifo);  // no writer: a blocking open would hang here
+  EXPECT_FALSE(f.ok);
+  EXPECT_EQ(f.error, fifo + ": not a regular file");
+  LiveRing live;
+  RingProblem problem = RingProblem::kNone;
+  std::string error;
+  EXPECT_FALSE(live.Open(fifo, &problem, &error));
+  EXPECT_EQ(problem, RingProblem::kUnreadable);
+  EXPECT_EQ(error, fifo + ": not a regular file");
+  unlink(fifo.c_str());
+
+  if (geteuid() != 0) GTEST_SKIP() << "chown to another user needs root (CI runs tests as root)";
+  ASSERT_EQ(chown(ring.path().c_str(), 4242, 4242), 0);
+  ReadResult o = ReadSnapshotFile(ring.path());
+  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.error, ring.path() + ": not owned by you: uid 4242");
+  LiveRing other;
+  EXPECT_FALSE(other.Open(ring.path(), &problem, &error));
+  EXPECT_EQ(problem, RingProblem::kUnreadable);
+  EXPECT_EQ(error, ring.path() + ": not owned by you: uid 4242");
+  const InitFile init = ReadInitFile(ring.path());
+  EXPECT_FALSE(init.readable);
+  EXPECT_EQ(init.error, "not owned by you: uid 4242");
+  // Trusting a group the owner is not a member of changes nothing.
+  fileio::Trust group = fileio::TrustSelf();
+  group.group_set = true;
+  group.gid = 4242;
+  SetReadTrust(group);
+  EXPECT_FALSE(ReadSnapshotFile(ring.path()).ok);
+  SetReadTrust(fileio::TrustSelf());
+}
+
+// The plugin writes host names and job ids sanitized to [A-Za-z0-9._-]; a
+// header carrying anything else is not flightrec's: rejected, never read.
+TEST(SnapshotReaderTest, AHeaderWithNamesThePluginNeverWritesIsForged) {
+  struct Case {
+    const char* host;
+    const char* job;
+    const char* error;
+  };
+  const Case cases[] = {
+      {"gpu[001-064]", "job-1",
+       "host name has characters flightrec never writes: forged or corrupt"},
+      {"node a", "job-1", "host name has characters flightrec never writes: forged or corrupt"},
+      {"", "job-1", "host name is empty: forged or corrupt"},
+      {"node-a", "job;rm -rf", "job id has characters flightrec never writes: forged or corrupt"},
+      {"node-a", "", "job id is empty: forged or corrupt"},
+  };
+  for (const Case& c : cases) {
+    ImageBuilder b(1, 4);
+    test_support::CopyStr(b.header().host, sizeof(b.header().host), c.host);
+    test_support::CopyStr(b.header().job_id, sizeof(b.header().job_id), c.job);
+    ReadResult r = Read(b.Bytes(), "forged.ring");
+    EXPECT_FALSE(r.ok) << c.host << " " << c.job;
+    EXPECT_EQ(r.error, std::string("forged.ring: ") + c.error);
+    ReadResult d = Read(b.DumpBytes(1), "forged.frdump");
+    EXPECT_EQ(d.error, std::string("forged.frdump: ") + c.error);
+    TempFile file(b.Bytes());
+    const InitFile init = ReadInitFile(file.path());
+    EXPECT_FALSE(init.readable);
+    EXPECT_FALSE(init.header);
+    EXPECT_EQ(init.error, c.error);
+  }
+  // A host name that fills its 64-byte field with no end.
+  ImageBuilder b(1, 4);
+  memset(b.header().host, 'a', sizeof(b.header().host));
+  EXPECT_EQ(Read(b.Bytes(), "x").error, "x: host name fills its field: forged or corrupt");
+  // The longest name the plugin writes (63 characters) is fine.
+  test_support::CopyStr(b.header().host, sizeof(b.header().host), std::string(63, 'h').c_str());
+  EXPECT_TRUE(Read(b.Bytes()).ok);
 }
 
 TEST(SnapshotRecencyTest, DumpsOrderBySequenceAndTheRingIsNewest) {
