@@ -3,13 +3,21 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <set>
+#include <string>
+#include <vector>
+
+#include "flightrec/job_dir.h"
 
 extern char** environ;
 
@@ -19,16 +27,22 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Writes all of `data`, retrying short writes; false on error.
-bool WriteAll(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    const ssize_t n = write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<size_t>(n);
+constexpr size_t kHeadlineMax = 1024;
+
+// Bytes worth showing as they are in a message; the rest as \xNN.
+std::string Printable(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f && c != '\\') {
+      out += c;
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "\\x%02x", u);
+      out += hex;
+    }
   }
-  return true;
+  return out;
 }
 
 // The environment of the hook: ours, with spec.env replacing same names.
@@ -66,15 +80,22 @@ std::string HookResult::Describe() const {
 
 HookResult RunHook(const HookSpec& spec) {
   HookResult r;
-  const int log = open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (log < 0) {
+  // The log is a temporary of ours until the hook has ended, then takes its
+  // name (Publish: whatever entry had it is replaced, never followed).
+  fileio::TempFile log_tmp;
+  char why[fileio::kWhyMax] = {};
+  if (spec.log_dir_fd < 0) {
+    r.error = spec.log_path + ": no hook log (its directory could not be opened)";
+  } else if (!fileio::CreateTemp(spec.log_dir_fd, spec.log_name.c_str(), spec.trust, &log_tmp, why,
+                                 sizeof(why))) {
     // The hook still runs; its output is discarded.
-    r.error = spec.log_path + ": cannot create the hook log: " + std::strerror(errno);
+    r.error = spec.log_path + ": cannot create the hook log: " + why;
   }
+  const int log = log_tmp.fd;
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
     r.error = std::string("cannot create a pipe: ") + std::strerror(errno);
-    if (log >= 0) close(log);
+    if (log >= 0) fileio::Discard(spec.log_dir_fd, &log_tmp);
     return r;
   }
   // Everything the child needs is built before fork: after it, only
@@ -89,7 +110,7 @@ HookResult RunHook(const HookSpec& spec) {
     r.error = std::string("cannot fork: ") + std::strerror(errno);
     close(pipe_fds[0]);
     close(pipe_fds[1]);
-    if (log >= 0) close(log);
+    if (log >= 0) fileio::Discard(spec.log_dir_fd, &log_tmp);
     return r;
   }
   if (pid == 0) {
@@ -165,7 +186,7 @@ HookResult RunHook(const HookSpec& spec) {
     const size_t keep = static_cast<size_t>(std::min<uint64_t>(room, static_cast<uint64_t>(n)));
     if (keep < static_cast<size_t>(n)) r.truncated = true;
     if (log >= 0 && keep > 0) {
-      if (!WriteAll(log, buf, keep) && r.error.empty()) {
+      if (!fileio::WriteAll(log, buf, keep) && r.error.empty()) {
         r.error = spec.log_path + ": cannot write the hook log: " + std::strerror(errno);
       }
       logged += keep;
@@ -179,10 +200,140 @@ HookResult RunHook(const HookSpec& spec) {
   }
   if (log >= 0) {
     const std::string footer = "\n[flightrec watch: " + r.Describe() + "]\n";
-    WriteAll(log, footer.data(), footer.size());
-    close(log);
+    fileio::WriteAll(log, footer.data(), footer.size());
+    if (!fileio::Publish(spec.log_dir_fd, &log_tmp, spec.log_name.c_str(), false, why,
+                         sizeof(why)) &&
+        r.error.empty()) {
+      r.error = spec.log_path + ": cannot put the hook log in place: " + why;
+    }
   }
   return r;
+}
+
+HookLogDir::HookLogDir(const std::string& dir, const std::string& job, const fileio::Trust& trust,
+                       HookSpec* hook) {
+  char name[format::kFileNameMax];
+  hook->trust = trust;
+  hook->log_dir_fd = -1;
+  hook->log_path = dir + "/flightrec-" + job + ".hook.log";
+  if (!format::HookLogName(job.c_str(), name, sizeof(name))) {
+    error_ = hook->log_path + ": the name is too long; the hook's output is discarded";
+    return;
+  }
+  hook->log_name = name;
+  hook->log_path = dir + "/" + name;
+  char why[fileio::kWhyMax] = {};
+  fd_ = fileio::OpenDir(dir.c_str(), fileio::DirRole::kShared, trust, false, why, sizeof(why),
+                        nullptr, 0);
+  if (fd_ < 0) {
+    error_ =
+        dir + ": cannot open it for the hook log (" + why + "); the hook's output is discarded";
+    return;
+  }
+  hook->log_dir_fd = fd_;
+}
+
+HookLogDir::~HookLogDir() {
+  if (fd_ >= 0) close(fd_);
+}
+
+std::string CulpritsVariable(const std::vector<CulpritId>& culprits,
+                             std::vector<std::string>* dropped) {
+  std::string out;
+  for (const CulpritId& c : culprits) {
+    if (!format::IsSanitizedName(c.host.c_str(), c.host.size() + 1) ||
+        c.host.find('\0') != std::string::npos || c.pid <= 0) {
+      if (dropped != nullptr) {
+        dropped->push_back("culprit host \"" + Printable(c.host) + "\" pid " +
+                           std::to_string(c.pid) +
+                           " left out of FLIGHTREC_CULPRITS: not a host name flightrec writes "
+                           "([A-Za-z0-9._-]) or not a pid");
+      }
+      continue;
+    }
+    if (!out.empty()) out += ' ';
+    out += c.host + ":" + std::to_string(c.pid);
+  }
+  return out;
+}
+
+std::string HeadlineVariable(const std::string& headline) {
+  static const char kKept[] = " .,:;()#_+=/@%-";
+  std::string out;
+  for (const char c : headline) {
+    if (out.size() >= kHeadlineMax) break;
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += ' ';
+    } else if (c == '`' || c == '\'' || c == '"') {
+      continue;
+    } else if (std::isalnum(u) != 0 && u < 0x80) {
+      out += c;
+    } else if (c != '\0' && std::strchr(kKept, c) != nullptr) {
+      out += c;
+    } else {
+      out += '_';
+    }
+  }
+  return out;
+}
+
+std::string JobIdVariable(const std::string& job) {
+  char out[format::kNameMax];
+  format::SanitizeName(job.c_str(), "nojob", out, sizeof(out));
+  return out;
+}
+
+bool ReadHookCommandFile(const std::string& path, std::string* command, std::string* error) {
+  const fileio::Trust self = fileio::TrustSelf();
+  struct stat st = {};
+  fileio::OpenStatus status = fileio::OpenStatus::kOk;
+  char why[fileio::kWhyMax] = {};
+  const int fd = fileio::OpenForRead(AT_FDCWD, path.c_str(), self, &st, &status, why, sizeof(why));
+  if (fd < 0) {
+    *error = path + ": cannot use it as the hook command file: " +
+             (status == fileio::OpenStatus::kMissing ? std::string("no such file") : why);
+    return false;
+  }
+  std::string problem;
+  if (st.st_uid != self.uid) {
+    problem = "not owned by you: uid " + std::to_string(st.st_uid);
+  } else if ((st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    problem = std::string("mode ") + mode +
+              ": group or others can read or write it (chmod 600 it; the hook command may "
+              "hold what others should not see)";
+  } else if (static_cast<uint64_t>(st.st_size) > kHookCommandFileMax) {
+    problem = "larger than " + std::to_string(kHookCommandFileMax) + " bytes";
+  }
+  std::string text;
+  if (problem.empty()) {
+    std::vector<char> buf(kHookCommandFileMax + 2);
+    const ssize_t n = fileio::ReadSmall(fd, buf.data(), buf.size());
+    if (n < 0) {
+      problem = std::string("cannot read it: ") + std::strerror(errno);
+    } else if (static_cast<size_t>(n) > kHookCommandFileMax) {
+      problem = "larger than " + std::to_string(kHookCommandFileMax) + " bytes";
+    } else {
+      text.assign(buf.data(), static_cast<size_t>(n));
+      if (text.find('\0') != std::string::npos) problem = "it holds a NUL byte";
+    }
+  }
+  close(fd);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ' ||
+                           text.back() == '\t')) {
+    text.pop_back();
+  }
+  if (problem.empty() && text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    problem = "it holds no command";
+  }
+  if (!problem.empty()) {
+    *error = path + ": cannot use it as the hook command file: " + problem;
+    return false;
+  }
+  *command = text;
+  return true;
 }
 
 }  // namespace cli

@@ -1,4 +1,4 @@
-// `flightrec watch DIR... [--job ID] [--once] [--on-verdict CMD] ...`: waits
+// `flightrec watch DIR... [--job ID] [--once] [--on-verdict-file FILE] ...`: waits
 // for a job's hang dumps, decides when the set is complete, writes the
 // verdict (`flightrec-<job>.verdict.{json,md,html,txt}`, the reports of
 // `flightrec analyze`) into the first DIR, runs the hook, and prints
@@ -23,6 +23,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -61,7 +62,9 @@ struct WatchArgs {
   std::vector<std::string> dirs;
   std::string job;
   bool once = false;
-  std::string on_verdict;
+  std::string on_verdict;         // the hook command, once resolved
+  std::string on_verdict_file;    // --on-verdict-file
+  bool on_verdict_given = false;  // --on-verdict, even empty (no hook)
   double grace_s = 10;
   double hook_timeout_s = 60;
   int64_t parent_pid = 0;
@@ -178,14 +181,13 @@ struct DirFd {
   }
 };
 
-// "host:pid" of every root-cause process that has a file.
-std::string Culprits(const AnalysisRun& run) {
-  std::string out;
+// Every root-cause process that has a file.
+std::vector<CulpritId> Culprits(const AnalysisRun& run) {
+  std::vector<CulpritId> out;
   for (const analysis::Culprit& c : run.result().culprits) {
     if (c.process < 0) continue;
     const ProcessSnapshot& p = run.index().processes()[c.process];
-    if (!out.empty()) out += ' ';
-    out += p.host + ":" + std::to_string(p.pid);
+    out.push_back({p.host, p.pid});
   }
   return out;
 }
@@ -402,22 +404,45 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
   if (args_.on_verdict.empty()) return kExitVerdict;
   HookSpec hook;
   hook.command = args_.on_verdict;
-  hook.log_path = paths.hook_log;
   hook.timeout_s = args_.hook_timeout_s;
   hook.stop_fd = stop_->fd();
+  std::vector<std::string> dropped;
   hook.env = {{"FLIGHTREC_VERDICT", analysis::VerdictName(run.result().verdict)},
               {"FLIGHTREC_REPORT", paths.json},
               {"FLIGHTREC_REPORT_MD", paths.md},
               {"FLIGHTREC_REPORT_HTML", paths.html},
               {"FLIGHTREC_REPORT_TXT", paths.txt},
-              {"FLIGHTREC_HEADLINE", headline},
-              {"FLIGHTREC_JOB_ID", job},
-              {"FLIGHTREC_CULPRITS", Culprits(run)}};
+              {"FLIGHTREC_HEADLINE", HeadlineVariable(headline)},
+              {"FLIGHTREC_JOB_ID", JobIdVariable(job)},
+              {"FLIGHTREC_CULPRITS", CulpritsVariable(Culprits(run), &dropped)}};
+  for (const std::string& d : dropped) Complain(d);
+  // The log: a temporary in the dump directory, published when the hook
+  // has ended (hook_runner.h).
+  hook.log_dir_fd = dirfd_.fd;
+  hook.log_name = VerdictPaths::Name(paths.hook_log);
+  hook.log_path = paths.hook_log;
+  hook.trust = CommandTrust();
   const HookResult result = RunHook(hook);
   const bool ok = result.started && result.exited && result.status == 0 && result.error.empty();
   Complain(result.Describe() + " (log: " + paths.hook_log + ")" +
            (ok ? "" : "; the verdict stands"));
   return kExitVerdict;
+}
+
+// The hook command: --on-verdict (given empty: no hook), else
+// --on-verdict-file, else NCCL_FLIGHTREC_ON_VERDICT (unset or empty: no
+// hook). False (said on stderr) when the file cannot be used.
+bool ResolveHookCommand(WatchArgs* args) {
+  if (args->on_verdict_given) return true;
+  if (!args->on_verdict_file.empty()) {
+    std::string error;
+    if (ReadHookCommandFile(args->on_verdict_file, &args->on_verdict, &error)) return true;
+    Complain(error);
+    return false;
+  }
+  const char* env = std::getenv(kHookCommandEnv);
+  if (env != nullptr) args->on_verdict = env;
+  return true;
 }
 
 }  // namespace
@@ -433,9 +458,15 @@ void AddWatchCommand(CLI::App& app, int* exit_code) {
       ->required();
   cmd->add_option("--job", args->job, "Job id to follow (default: the majority job found)");
   cmd->add_flag("--once", args->once, "Exit after one verdict (default: watch for the next hang)");
-  cmd->add_option("--on-verdict", args->on_verdict,
-                  "Run `/bin/sh -c CMD` after each verdict (FLIGHTREC_* variables set; output "
-                  "in flightrec-<job>.hook.log)");
+  CLI::Option* on_verdict =
+      cmd->add_option("--on-verdict", args->on_verdict,
+                      "Run `/bin/sh -c CMD` after each verdict (FLIGHTREC_* variables set; output "
+                      "in flightrec-<job>.hook.log). CMD is visible in `ps` to every user of the "
+                      "node: prefer --on-verdict-file or NCCL_FLIGHTREC_ON_VERDICT");
+  cmd->add_option("--on-verdict-file", args->on_verdict_file,
+                  "Take the hook command from FILE (a regular file of yours, mode 0600 or "
+                  "stricter). Without either option: NCCL_FLIGHTREC_ON_VERDICT")
+      ->excludes(on_verdict);
   cmd->add_option("--grace", args->grace_s,
                   "Seconds after the first hang dump to stop waiting for the others")
       ->check(CLI::NonNegativeNumber)
@@ -449,7 +480,7 @@ void AddWatchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--poll-ms", args->poll_ms, "Directory polling period")
       ->check(CLI::Range(10, 60000))
       ->capture_default_str();
-  cmd->callback([args, exit_code]() {
+  cmd->callback([args, exit_code, on_verdict]() {
     // A host that ignored SIGCHLD (or blocked signals) passed that on
     // through exec: the hook's exit status needs the default back.
     signal(SIGCHLD, SIG_DFL);
@@ -457,6 +488,11 @@ void AddWatchCommand(CLI::App& app, int* exit_code) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
+    args->on_verdict_given = on_verdict->count() > 0;
+    if (!ResolveHookCommand(args.get())) {
+      *exit_code = kExitError;
+      return;
+    }
     StopSignal stop;  // before LockKeeper's thread, which inherits its mask
     Watcher watcher(*args, &stop);
     *exit_code = watcher.Run();
