@@ -686,13 +686,20 @@ TEST_F(WatchTest, ShippedHooksWork) {
   EXPECT_NE(ReadText(dir + "/flightrec-wa.hook.log").find("posted the verdict"), std::string::npos)
       << ReadText(dir + "/flightrec-wa.hook.log");
 
+  // The job's node list holds the culprit's host (from the chat run's
+  // verdict: the same dumps); the fake `scontrol show hostnames` expands a
+  // comma-separated list.
+  const std::string culprit_host =
+      verdict["culprits"].empty() ? "?" : verdict["culprits"][0].value("host", "?");
   const std::string slurm_dir = CopyOf(JobA(), "watch-slurm");
   const std::string bin = NewDir("watch-fakebin");
-  RunShell("printf '#!/bin/sh\\necho \"$*\" >> \"%s/calls.txt\"\\n' '" + bin + "' > '" + bin +
-           "/scontrol' && chmod +x '" + bin + "/scontrol'");
+  RunShell("printf '#!/bin/sh\\necho \"$*\" >> \"%s/calls.txt\"\\n"
+           "[ \"$1 $2\" != \"show hostnames\" ] || printf \"%%s\\\\n\" \"$3\" | tr , \"\\\\n\"\\n' '" +
+           bin + "' > '" + bin + "/scontrol' && chmod +x '" + bin + "/scontrol'");
   const WatchRun slurm =
       Watch("'" + slurm_dir + "' --once --on-verdict 'PATH=\"" + bin +
-            ":$PATH\" SLURM_JOB_ID=4242 " + hooks + "/slurm-hold-and-requeue.sh'");
+            ":$PATH\" SLURM_JOB_ID=4242 SLURM_JOB_NODELIST=othernode," + culprit_host + " " + hooks +
+            "/slurm-hold-and-requeue.sh'");
   EXPECT_EQ(slurm.exit_code, 0) << Describe(slurm);
   const nlohmann::json slurm_verdict =
       nlohmann::json::parse(ReadText(Verdict(slurm_dir, "wa", "json")), nullptr, false);
@@ -700,9 +707,10 @@ TEST_F(WatchTest, ShippedHooksWork) {
   ASSERT_EQ(slurm_verdict["culprits"].size(), 1u);
   const std::string host = slurm_verdict["culprits"][0].value("host", "?");
   const std::string calls = ReadText(bin + "/calls.txt");
-  EXPECT_EQ(
-      calls.rfind("update NodeName=" + host + " State=DRAIN Reason=flightrec: job 4242 hung", 0),
-      0u)
+  EXPECT_EQ(calls.rfind("show hostnames othernode," + host + "\nupdate NodeName=" + host +
+                            " State=DRAIN Reason=flightrec: job 4242 hung",
+                        0),
+            0u)
       << calls << "\n"
       << ReadText(slurm_dir + "/flightrec-wa.hook.log");
   EXPECT_NE(calls.find("\nrequeue 4242\n"), std::string::npos) << calls;
