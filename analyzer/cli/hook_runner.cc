@@ -120,7 +120,7 @@ HookResult RunHook(const HookSpec& spec) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     for (int sig : {SIGPIPE, SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) signal(sig, SIG_DFL);
-    const int null_fd = open("/dev/null", O_RDONLY);
+    const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);  // dup2 clears it on fd 0
     if (null_fd >= 0) dup2(null_fd, 0);
     dup2(pipe_fds[1], 1);
     dup2(pipe_fds[1], 2);
@@ -267,9 +267,7 @@ std::string HeadlineVariable(const std::string& headline) {
       out += ' ';
     } else if (c == '`' || c == '\'' || c == '"') {
       continue;
-    } else if (std::isalnum(u) != 0 && u < 0x80) {
-      out += c;
-    } else if (c != '\0' && std::strchr(kKept, c) != nullptr) {
+    } else if ((std::isalnum(u) != 0 && u < 0x80) || std::strchr(kKept, c) != nullptr) {
       out += c;
     } else {
       out += '_';

@@ -560,7 +560,8 @@ TEST_F(HookSafetyTest, HookLogNeverWritesThroughAPlantedSymlink) {
   if (geteuid() == 0) {
     ASSERT_EQ(unlink(log.c_str()), 0);
     ASSERT_TRUE(AsOtherUser([&] {
-      const int fd = openat(dir_fd, "flightrec-j1.hook.log", O_WRONLY | O_CREAT | O_EXCL, 0666);
+      const int fd =
+          openat(dir_fd, "flightrec-j1.hook.log", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       const bool ok = fd >= 0 && write(fd, "planted\n", 8) == 8 && fchmod(fd, 0666) == 0;
       if (fd >= 0) close(fd);
       return ok;
