@@ -51,6 +51,31 @@ struct StragglerOptions {
 void DetectStragglers(const JobIndex& index, const StragglerOptions& options,
                       std::vector<Finding>* out);
 
+// One straggler of one comm, as MeasureStragglers found it (straggler.cc):
+// a member late by at least min_late_ns in at least min_late_fraction of
+// the compared ops, counting only lateness of its own making.
+struct StragglerMeasure {
+  int32_t group = -1;
+  int32_t rank = -1;      // comm rank
+  int32_t process = -1;   // index into the snapshots
+  uint64_t ops = 0;       // ops compared (every member's record done)
+  uint64_t late_ops = 0;  // ops it was late in by min_late_ns or more
+  uint64_t last_ops = 0;  // ops where its kernel started last on the comm
+  double mean_late_ns = 0;
+  double median_late_ns = 0;  // over the compared ops
+  double sum_late_ns = 0;
+  // GPU time the other members spent waiting for it (their GPU time minus
+  // its own, per op, summed) and the wall time the compared ops span.
+  double caused_wait_ns = 0;
+  uint64_t span_ns = 0;
+  // Enqueued on time, its stream started the collectives late (slow GPU,
+  // busy stream); else its host enqueued them late (data loader, GC).
+  bool gpu_side = false;
+};
+// Every straggler of every comm, the most costly first within a comm.
+std::vector<StragglerMeasure> MeasureStragglers(const JobIndex& index,
+                                                const StragglerOptions& options);
+
 // Confidence multiplier for conclusions drawn from one comm: lower when
 // records were torn or dropped, members lack files or completion tracking,
 // or (history_matters) old records were overwritten.
