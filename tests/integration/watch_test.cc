@@ -693,13 +693,13 @@ TEST_F(WatchTest, ShippedHooksWork) {
       verdict["culprits"].empty() ? "?" : verdict["culprits"][0].value("host", "?");
   const std::string slurm_dir = CopyOf(JobA(), "watch-slurm");
   const std::string bin = NewDir("watch-fakebin");
-  RunShell("printf '#!/bin/sh\\necho \"$*\" >> \"%s/calls.txt\"\\n"
-           "[ \"$1 $2\" != \"show hostnames\" ] || printf \"%%s\\\\n\" \"$3\" | tr , \"\\\\n\"\\n' '" +
-           bin + "' > '" + bin + "/scontrol' && chmod +x '" + bin + "/scontrol'");
-  const WatchRun slurm =
-      Watch("'" + slurm_dir + "' --once --on-verdict 'PATH=\"" + bin +
-            ":$PATH\" SLURM_JOB_ID=4242 SLURM_JOB_NODELIST=othernode," + culprit_host + " " + hooks +
-            "/slurm-hold-and-requeue.sh'");
+  RunShell(
+      "printf '#!/bin/sh\\necho \"$*\" >> \"%s/calls.txt\"\\n"
+      "[ \"$1 $2\" != \"show hostnames\" ] || printf \"%%s\\\\n\" \"$3\" | tr , \"\\\\n\"\\n' '" +
+      bin + "' > '" + bin + "/scontrol' && chmod +x '" + bin + "/scontrol'");
+  const WatchRun slurm = Watch("'" + slurm_dir + "' --once --on-verdict 'PATH=\"" + bin +
+                               ":$PATH\" SLURM_JOB_ID=4242 SLURM_JOB_NODELIST=othernode," +
+                               culprit_host + " " + hooks + "/slurm-hold-and-requeue.sh'");
   EXPECT_EQ(slurm.exit_code, 0) << Describe(slurm);
   const nlohmann::json slurm_verdict =
       nlohmann::json::parse(ReadText(Verdict(slurm_dir, "wa", "json")), nullptr, false);
