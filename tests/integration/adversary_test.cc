@@ -259,11 +259,12 @@ class Adversary : public ::testing::Test {
   // in-job verdict names it, and the job ends a little after its headline.
   int RunHungJob(const std::string& job, const std::map<std::string, std::string>& env = {},
                  const std::string& ranks = "--ranks 8 --tp 2 --ranks-per-node 8",
-                 const std::string& fault = "stuck:rank=3:op=121") {
+                 const std::string& fault = "stuck:rank=3:op=121",
+                 const std::string& until_log = kHeadlineTag) {
     JobSlot slot;
     auto p = StartJob(JobUser(), home_, job,
                       ranks + " --ops 600 --step-us 20 --fault " + fault + " --until-log '" +
-                          kHeadlineTag + "' --linger-s 2 --hang-timeout-s 60",
+                          until_log + "' --linger-s 2 --hang-timeout-s 60",
                       env);
     return p->Wait(150);
   }
@@ -687,6 +688,71 @@ TEST_F(Adversary, WithTheGroupOptionTheGroupMayRead) {
       << "dumps and the verdict's reports";
   EXPECT_EQ(Lines(ReadText(hook_out_)).size(), 1u);
   testing::RemoveTree(rings);
+}
+
+// The default ring directory's name is predictable: the stranger creates
+// /tmp/flightrec-4343 first, mode 0755 (the job could not write it) or 0777
+// (the stranger could replace the rings). The job's processes refuse it,
+// say so once each in the log, record nothing and run to their end; the
+// stranger's directory gets no file of theirs.
+TEST_F(Adversary, AStrangersDefaultRingDirectoryIsRefused) {
+  const std::string rings = "/tmp/flightrec-" + std::to_string(kJobUid);
+  const std::string out = home_ + "/out";
+  ASSERT_TRUE(MakeDirAs(out, kJobUid, kJobGid, 0700));
+  for (const mode_t mode : {0755, 0777}) {
+    SCOPED_TRACE("the stranger's directory has mode " + Octal(mode));
+    const std::string job = "adv-ringdir-" + Octal(mode);
+    testing::RemoveTree(rings);
+    ASSERT_EQ(DoAs(Stranger(),
+                   [&] {
+                     return mkdir(rings.c_str(), 0700) == 0 && chmod(rings.c_str(), mode) == 0 ? 0
+                                                                                               : 1;
+                   }),
+              0);
+    int status = -1;
+    {
+      JobSlot slot;
+      auto p =
+          StartJob(JobUser(), home_, job,
+                   "--ranks 4 --tp 2 --ranks-per-node 4 --ops 200 --step-us 20 "
+                   "--hang-timeout-s 60",
+                   {{"NCCL_FLIGHTREC_DIR", ""}, {"TMPDIR", ""}, {"NCCL_FLIGHTREC_DUMP_DIR", out}});
+      status = p->Wait(120);
+    }
+    const std::string log = JobLog(job);
+    EXPECT_EQ(status, 0) << "the job did not run to its end:\n" << log.substr(0, 3000);
+    size_t refusals = 0;
+    for (const std::string& l : Lines(log)) {
+      if (l.find("flightrec: disabled") != std::string::npos &&
+          l.find(rings) != std::string::npos) {
+        ++refusals;
+      }
+    }
+    EXPECT_EQ(refusals, 4u) << "one line per process naming the directory:\n"
+                            << log.substr(0, 3000);
+    EXPECT_EQ(Entries(rings), std::vector<std::string>{})
+        << "the job wrote into a stranger's directory";
+  }
+  testing::RemoveTree(rings);
+}
+
+// A dump directory every user can write without the sticky bit (0777) is
+// refused for everything: a hung job seals no dump there, logs why, and
+// gets no verdict; it runs on until the emulator ends it.
+TEST_F(Adversary, AWorldWritableDumpDirectoryWithoutTheStickyBitIsRefused) {
+  const std::string job = "adv-open";
+  const std::string open_dir = base_ + "/open";
+  ASSERT_TRUE(MakeDirAs(open_dir, 0, 0, 0777));
+  const int status = RunHungJob(job, {{"NCCL_FLIGHTREC_DUMP_DIR", open_dir}},
+                                "--ranks 4 --tp 2 --ranks-per-node 4", "stuck:rank=1:op=121",
+                                "writable by every user");
+  const std::string log = JobLog(job);
+  EXPECT_EQ(status, kUntilLog) << "no line says the directory is writable by every user:\n"
+                               << log.substr(0, 3000);
+  EXPECT_EQ(Entries(open_dir), std::vector<std::string>{});
+  EXPECT_EQ(log.find(kHeadlineTag), std::string::npos) << "a verdict on a refused directory";
+  struct stat st;
+  EXPECT_NE(stat(hook_out_.c_str(), &st), 0) << ReadText(hook_out_);
 }
 
 }  // namespace
