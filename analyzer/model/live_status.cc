@@ -136,6 +136,39 @@ int64_t ReaderOffset(const std::vector<ProcessSnapshot>& procs, const JobProgres
   return 0;
 }
 
+// The job's stragglers (straggler.cc), one per process: on the comm where
+// the most members wait for it, the costliest first.
+std::vector<StragglerStatus> FindStragglers(const JobIndex& index, const JobStatus& job) {
+  for (const ProcessStatus& s : job.status) {
+    if (s.state == LiveState::kStalled || s.state == LiveState::kDead) return {};
+  }
+  std::map<int32_t, std::pair<StragglerStatus, double>> best;  // process -> line, its wait
+  for (const StragglerMeasure& m : MeasureStragglers(index, StragglerOptions())) {
+    if (m.process < 0 || m.ops == 0) continue;
+    const CommGroup& g = index.groups()[m.group];
+    StragglerStatus s;
+    s.process = m.process;
+    s.comm = g.members[m.rank].comm;
+    s.rank = m.rank;
+    s.members = static_cast<int32_t>(g.members.size());
+    s.last_fraction = static_cast<double>(m.last_ops) / static_cast<double>(m.ops);
+    s.median_late_ns = m.median_late_ns;
+    s.wait_gpu_per_s = m.span_ns > 0 ? m.caused_wait_ns / static_cast<double>(m.span_ns) : 0.0;
+    s.gpu_side = m.gpu_side;
+    auto it = best.find(m.process);
+    if (it == best.end() || s.members > it->second.first.members ||
+        (s.members == it->second.first.members && m.caused_wait_ns > it->second.second)) {
+      best[m.process] = {s, m.caused_wait_ns};
+    }
+  }
+  std::vector<StragglerStatus> out;
+  for (const auto& kv : best) out.push_back(kv.second.first);
+  std::stable_sort(out.begin(), out.end(), [](const StragglerStatus& a, const StragglerStatus& b) {
+    return a.wait_gpu_per_s > b.wait_gpu_per_s;
+  });
+  return out;
+}
+
 void ComputeJob(const StatusOptions& options, uint64_t now, JobStatus* job) {
   const std::vector<ProcessSnapshot>& procs = job->processes;
   const JobIndex index(procs);
@@ -211,6 +244,7 @@ void ComputeJob(const StatusOptions& options, uint64_t now, JobStatus* job) {
       s.state = LiveState::kIdle;
     }
   }
+  job->stragglers = FindStragglers(index, *job);
 }
 
 std::string AgeText(uint64_t ns) {
@@ -240,6 +274,23 @@ const char* LiveStateName(LiveState state) {
       return "disabled";
   }
   return "unknown";
+}
+
+std::string StragglerLine(const JobStatus& job, const StragglerStatus& s) {
+  const ProcessSnapshot& p = job.processes[s.process];
+  const CommSnapshot& c = p.comms[s.comm];
+  const std::string comm = c.name.empty() ? HexId(c.comm_id) : c.name;
+  const std::string global = GlobalRank(p);
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), " arrives last at %.0f %% of ops on `%s`, +%s median",
+                100.0 * s.last_fraction, comm.c_str(), Seconds(s.median_late_ns).c_str());
+  std::string out = (global.empty() ? comm + " rank " + std::to_string(s.rank) : global) +
+                    " (pid " + std::to_string(p.pid) + " on " + (p.host.empty() ? "?" : p.host) +
+                    ")" + buf + (s.gpu_side ? " (GPU-side)" : " (CPU-side)") + "; " +
+                    std::to_string(s.members - 1) +
+                    (s.members == 2 ? " rank waits" : " ranks wait") +
+                    " for it: " + Seconds(s.wait_gpu_per_s * 1e9) + " of GPU time per second";
+  return out;
 }
 
 std::string OpOnComm(const ProcessSnapshot& p, int32_t comm, int32_t record) {

@@ -205,6 +205,9 @@ std::string StatusText(const LiveStatus& status, const StatusOptions& options) {
   for (const JobStatus& job : status.jobs) {
     out += "job " + job.job_id + " (" + std::to_string(job.processes.size()) +
            " processes): " + analysis::JobSummary(job) + "\n";
+    for (const analysis::StragglerStatus& st : job.stragglers) {
+      out += "  straggler: " + analysis::StragglerLine(job, st) + "\n";
+    }
     std::vector<std::string> who(job.processes.size()), ranks(job.processes.size()),
         hb(job.processes.size());
     size_t w_who = 0, w_ranks = 0, w_hb = 0;
@@ -258,10 +261,28 @@ std::string StatusJson(const LiveStatus& status, const StatusOptions& options) {
       counts[analysis::LiveStateName(s.state)] =
           counts[analysis::LiveStateName(s.state)].get<int>() + 1;
     }
+    json stragglers = json::array();
+    for (const analysis::StragglerStatus& st : job.stragglers) {
+      const ProcessSnapshot& p = job.processes[st.process];
+      const CommSnapshot& c = p.comms[st.comm];
+      stragglers.push_back({{"host", p.host},
+                            {"pid", p.pid},
+                            {"ranks", RanksJson(p)},
+                            {"comm", analysis::HexId(c.comm_id)},
+                            {"name", c.name},
+                            {"rank", st.rank},
+                            {"side", st.gpu_side ? "gpu" : "cpu"},
+                            {"last_fraction", st.last_fraction},
+                            {"median_late_s", st.median_late_ns / 1e9},
+                            {"waiting_ranks", st.members - 1},
+                            {"wait_gpu_s_per_s", st.wait_gpu_per_s},
+                            {"text", analysis::StragglerLine(job, st)}});
+    }
     jobs.push_back({{"job_id", job.job_id},
                     {"processes", job.processes.size()},
                     {"counts", counts},
-                    {"summary", analysis::JobSummary(job)}});
+                    {"summary", analysis::JobSummary(job)},
+                    {"stragglers", stragglers}});
     for (size_t i = 0; i < job.processes.size(); ++i) processes.push_back(ProcessJson(job, i));
   }
   json problems = json::array(), superseded = json::array();
