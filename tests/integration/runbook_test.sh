@@ -59,7 +59,7 @@ run() {  # run NAME SETE SNIPPET: one block in a fresh shell with the job's vari
   local setup
   setup=$(block 'JOB=123456')
   setup=${setup/JOB=123456/JOB=$JOB}
-  setup=${setup/RINGS=\/tmp\/flightrec/RINGS=$RINGS}
+  setup=${setup/RINGS=\/tmp\/flightrec-\$(id -u)/RINGS=$RINGS}
   setup=${setup/OUT=\/shared\/fs/OUT=$work\/shared}
   if ! bash -c "$sete
 . '$work/cluster.sh'
