@@ -10,12 +10,15 @@
 #include <stdint.h>
 
 #include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "flightrec/record_format.h"
 
 namespace flightrec {
+
+struct PytorchFrInfo;  // analyzer/reader/fr_reader.h
 
 // One committed, checksum-verified record. Times are wall-clock ns
 // (CLOCK_REALTIME domain of the writing host, converted with the header's
@@ -173,6 +176,10 @@ struct ProcessSnapshot {
 
   std::vector<CommSnapshot> comms;    // regions not kRegionFree
   std::vector<std::string> warnings;  // non-fatal problems found while reading
+
+  // A PyTorch Flight Recorder dump (fr_reader.h): what FR records beyond
+  // this model (Python frames, process groups); null for flightrec files.
+  std::shared_ptr<const PytorchFrInfo> pytorch_fr;
 };
 
 }  // namespace flightrec
