@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analyzer/model/progress.h"
+#include "analyzer/reader/fr_reader.h"
 #include "flightrec/record_names.h"
 
 namespace flightrec {
@@ -20,6 +21,8 @@ std::string HexId(uint64_t id) {
 }
 
 std::string ProcessLabel(const ProcessSnapshot& p) {
+  // PyTorch FR dumps name no host or pid: the global rank is their identity.
+  if (p.pytorch_fr) return "PyTorch FR global rank " + std::to_string(p.pytorch_fr->global_rank);
   return (p.host.empty() ? std::string("?") : p.host) + " pid " + std::to_string(p.pid);
 }
 

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "analyzer/model/record_window.h"
+#include "analyzer/reader/fr_reader.h"
 #include "analyzer/reader/init_file.h"
 #include "analyzer/reader/record_buffers.h"
 #include "flightrec/job_dir.h"
@@ -266,7 +267,7 @@ ProcessSnapshot InitSnapshot(const std::string& path, const InitFile& f) {
 
 ReadFunction ReaderOf(const LoadOptions& options) {
   if (options.read) return options.read;
-  return [](const std::string& p) { return ReadSnapshotFile(p); };
+  return [](const std::string& p) { return ReadInputFile(p); };  // ours and PyTorch FR dumps
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "analyzer/report/next_step.h"
 #include "analyzer/report/op_json.h"
 #include "analyzer/report/report.h"
+#include "analyzer/reader/fr_reader.h"
 #include "flightrec/record_names.h"
 #include "flightrec/version.h"
 
@@ -48,6 +49,16 @@ json ProcessJson(const ReportInput& in, int32_t process, int32_t group, int32_t 
     ranks.push_back({{"comm", analysis::HexId(c.comm_id)}, {"name", c.name}, {"rank", c.rank}});
   }
   json j = {{"host", p.host}, {"pid", p.pid}, {"ranks", ranks}};
+  if (p.pytorch_fr) {  // docs/report-schema.md "pytorch_fr"
+    std::string what;
+    const std::vector<std::string> frames = FrCurrentFrames(p, 16, &what);
+    j["pytorch_fr"] = {{"global_rank", p.pytorch_fr->global_rank},
+                       {"rank_from", p.pytorch_fr->rank_from},
+                       {"format", p.pytorch_fr->format},
+                       {"version", p.pytorch_fr->version},
+                       {"entry", what},
+                       {"python_frames", frames}};
+  }
   // Only when the sources describe this index's processes (one each).
   if (in.inputs.sources.size() == index.processes().size()) {
     j["source"] = SourceJson(in.inputs.sources[process]);

@@ -66,6 +66,12 @@ NextStep NextStepFor(const analysis::JobIndex& index, const Finding& f) {
         return Step(kNotReached, "check that GPU" + OnHost(index, process) +
                                      ": `nvidia-smi -q`, Xid errors in `dmesg -T`");
       }
+      if (process >= 0 && index.processes()[process].pytorch_fr) {
+        return Step(kLaggingOutside,
+                    "see where " + analysis::ProcessLabel(index.processes()[process]) +
+                        " is stuck in its own code after its last call (its Python stack "
+                        "is in the report); `py-spy dump --pid PID` on its host");
+      }
       return Step(kLaggingOutside,
                   "see where the process is stuck in its own code: `py-spy dump "
                   "--pid " +

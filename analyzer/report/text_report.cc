@@ -6,6 +6,7 @@
 #include "analyzer/model/describe.h"
 #include "analyzer/report/next_step.h"
 #include "analyzer/report/report.h"
+#include "analyzer/reader/fr_reader.h"
 #include "flightrec/version.h"
 
 namespace flightrec {
@@ -167,6 +168,16 @@ std::string TextReport(const ReportInput& in) {
       s += "  " + CulpritText(in, c) + "\n";
       const std::string src = SourceText(in, c.process);
       if (!src.empty()) s += "    state from " + src + "\n";
+      // A PyTorch FR dump: the Python frames of the call it waits in, or of
+      // its last call (it is stuck in its own code after it).
+      std::string what;
+      const std::vector<std::string> frames =
+          c.process >= 0 ? FrCurrentFrames(in.index.processes()[c.process], 8, &what)
+                         : std::vector<std::string>();
+      if (!frames.empty()) {
+        s += "    Python stack of " + what + " (PyTorch FR):\n";
+        for (const std::string& f : frames) s += "      " + f + "\n";
+      }
     }
   } else if (!a.findings.empty()) {
     s += "\nNo single process is to blame.\n";
