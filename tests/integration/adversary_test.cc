@@ -8,7 +8,9 @@
 // Each test asserts what the acceptance demands: the files of the
 // job's user are untouched, nothing secret reaches a dump, the real verdict
 // still comes, a healthy job gets no verdict and no hook run; and, at the
-// end, the modes of what flightrec creates.
+// end, the modes of what flightrec creates and the directories it refuses
+// (a stranger's at the default ring directory's name, a world-writable dump
+// directory without the sticky bit).
 //
 // Root is needed to become those users (setresuid in forked children):
 // without it every test here is skipped with that reason.
