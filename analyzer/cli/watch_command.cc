@@ -265,7 +265,7 @@ int Watcher::Run() {
   dirfd_.fd = fileio::OpenDir(dir_.c_str(), fileio::DirRole::kShared, CommandTrust(), false, why,
                               sizeof(why), note, sizeof(note));
   if (dirfd_.fd < 0) {
-    Complain(why);
+    Complain(dir_ + ": cannot write verdicts there: " + why);
     return kExitError;
   }
   if (note[0] != '\0') Complain(note);
