@@ -2,10 +2,10 @@
 
 #include "analyzer/model/analyzer.h"
 #include "analyzer/model/describe.h"
+#include "analyzer/reader/fr_reader.h"
 #include "analyzer/report/next_step.h"
 #include "analyzer/report/op_json.h"
 #include "analyzer/report/report.h"
-#include "analyzer/reader/fr_reader.h"
 #include "flightrec/record_names.h"
 #include "flightrec/version.h"
 

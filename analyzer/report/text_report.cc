@@ -4,9 +4,9 @@
 #include <string>
 
 #include "analyzer/model/describe.h"
+#include "analyzer/reader/fr_reader.h"
 #include "analyzer/report/next_step.h"
 #include "analyzer/report/report.h"
-#include "analyzer/reader/fr_reader.h"
 #include "flightrec/version.h"
 
 namespace flightrec {

@@ -1,0 +1,132 @@
+// `flightrec analyze` on directories of PyTorch FR dumps only: the input
+// stage recognizes them by content (whatever their names), rejects broken
+// ones with a reason, and the analysis names the culprit of each fault with
+// its Python frames in the text and JSON reports.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "analyzer/model/analyzer.h"
+#include "analyzer/model/inputs.h"
+#include "analyzer/model/job_index.h"
+#include "analyzer/reader/fr_reader.h"
+#include "analyzer/report/report.h"
+#include "support/files.h"
+#include "tests/unit/reader/fr_pickle_builder.h"
+
+namespace flightrec {
+namespace {
+
+using test_support::FrDumpBuilder;
+
+struct Run {
+  analysis::Inputs inputs;
+  std::unique_ptr<analysis::JobIndex> index;
+  analysis::Analysis result;
+  std::string text;
+  nlohmann::json json;
+};
+
+std::unique_ptr<Run> Analyze(const std::string& dir) {
+  auto run = std::make_unique<Run>();
+  run->inputs = analysis::LoadInputs({dir});
+  run->index = std::make_unique<analysis::JobIndex>(run->inputs.processes);
+  run->result = analysis::Analyze(*run->index);
+  const report::ReportInput in{run->inputs, *run->index, run->result};
+  run->text = report::TextReport(in);
+  run->json = nlohmann::json::parse(report::JsonReport(in));
+  return run;
+}
+
+void WriteJob(const std::string& dir, const FrDumpBuilder& b, int nranks, int skip = -1) {
+  for (int r = 0; r < nranks; ++r) {
+    if (r == skip) continue;
+    const std::vector<uint8_t> bytes = b.Build(r);
+    // Names as users have them: PyTorch's prefixes, host names, no suffix.
+    const std::string name = r % 3 == 0   ? "comm_lib_trace_rank_" + std::to_string(r)
+                             : r % 3 == 1 ? "nccl_trace_rank_" + std::to_string(r)
+                                          : "gpu-node07.cluster_rank" + std::to_string(r);
+    ASSERT_TRUE(testing::WriteBytes(dir + "/" + name, bytes.data(), bytes.size()));
+  }
+}
+
+// The culprit's process index, -1 when none or a rank with no file.
+int64_t CulpritGlobalRank(const Run& run) {
+  if (run.result.culprits.size() != 1) return -100;
+  const int32_t p = run.result.culprits[0].process;
+  if (p < 0) return -1;
+  const ProcessSnapshot& s = run.inputs.processes[static_cast<size_t>(p)];
+  return s.pytorch_fr ? s.pytorch_fr->global_rank : -200;
+}
+
+TEST(FrAnalyze, ARankOneCollectiveBehindIsTheCulpritWithItsPythonFrames) {
+  const std::string dir = testing::MakeTempDir("fr_behind");
+  WriteJob(dir, FrDumpBuilder(8, 4).Steps(12).Behind(6), 8);
+  auto run = Analyze(dir);
+  EXPECT_EQ(run->result.verdict, analysis::Verdict::kHang) << run->text;
+  EXPECT_EQ(CulpritGlobalRank(*run), 6) << run->text;
+  EXPECT_EQ(run->inputs.processes.size(), 8u);
+  EXPECT_TRUE(run->inputs.rejected.empty());
+  EXPECT_NE(run->text.find("Python stack of nccl:all_reduce #11 (completed)"), std::string::npos)
+      << run->text;
+  EXPECT_NE(run->text.find("eval_step (/job/train.py:97)"), std::string::npos) << run->text;
+  const nlohmann::json& c = run->json["culprits"][0];
+  EXPECT_EQ(c["pytorch_fr"]["global_rank"], 6);
+  EXPECT_EQ(c["pytorch_fr"]["python_frames"][2], "eval_step (/job/train.py:97)");
+  testing::RemoveTree(dir);
+}
+
+TEST(FrAnalyze, ARankThatNeverDumpedIsNamedMissing) {
+  const std::string dir = testing::MakeTempDir("fr_missing");
+  WriteJob(dir, FrDumpBuilder(8, 1).Steps(10).Behind(3), 8, /*skip=*/3);
+  auto run = Analyze(dir);
+  EXPECT_EQ(run->result.verdict, analysis::Verdict::kHang) << run->text;
+  ASSERT_EQ(run->result.culprits.size(), 1u) << run->text;
+  EXPECT_EQ(run->result.culprits[0].process, -1);
+  EXPECT_EQ(run->result.culprits[0].rank, 3) << run->text;
+  testing::RemoveTree(dir);
+}
+
+TEST(FrAnalyze, AMismatchedSizeIsADesyncNamingTheOddRank) {
+  const std::string dir = testing::MakeTempDir("fr_mismatch");
+  WriteJob(dir, FrDumpBuilder(8, 1).Steps(10).Mismatch(2), 8);
+  auto run = Analyze(dir);
+  EXPECT_EQ(run->result.verdict, analysis::Verdict::kDesync) << run->text;
+  EXPECT_EQ(CulpritGlobalRank(*run), 2) << run->text;
+  testing::RemoveTree(dir);
+}
+
+TEST(FrAnalyze, TruncatedEmptyAndCorruptDumpsAreRejectedTheRestAnalyzed) {
+  const std::string dir = testing::MakeTempDir("fr_bad");
+  WriteJob(dir, FrDumpBuilder(4, 1).Steps(6).Behind(1), 4);
+  std::vector<uint8_t> whole = FrDumpBuilder(4, 1).Steps(6).Build(0);
+  std::vector<uint8_t> half(whole.begin(),
+                            whole.begin() + static_cast<std::ptrdiff_t>(whole.size() / 2));
+  ASSERT_TRUE(testing::WriteBytes(dir + "/truncated_rank_0", half.data(), half.size()));
+  test_support::PickleWriter w;
+  w.BeginDict();
+  w.Str("version");
+  w.Str("2.10");
+  w.Str("pg_config");
+  w.BeginDict();
+  w.EndDict();
+  w.EndDict();
+  const std::vector<uint8_t> empty = w.Finish();
+  ASSERT_TRUE(testing::WriteBytes(dir + "/empty_rank_2", empty.data(), empty.size()));
+  std::vector<uint8_t> evil = {0x80, 0x02, 'c', 'o', 's', '\n', 's', 'y', 's', 't', 'e', 'm', '\n'};
+  ASSERT_TRUE(testing::WriteBytes(dir + "/evil_rank_3", evil.data(), evil.size()));
+  auto run = Analyze(dir);
+  EXPECT_EQ(CulpritGlobalRank(*run), 1) << run->text;
+  ASSERT_EQ(run->inputs.rejected.size(), 3u) << run->text;
+  EXPECT_NE(run->inputs.rejected[0].reason.find("no process group and no entry"),
+            std::string::npos);
+  EXPECT_NE(run->inputs.rejected[1].reason.find("(GLOBAL) is outside"), std::string::npos);
+  EXPECT_NE(run->inputs.rejected[2].reason.find("truncated"), std::string::npos);
+  testing::RemoveTree(dir);
+}
+
+}  // namespace
+}  // namespace flightrec
