@@ -1,0 +1,249 @@
+// Fail-slow, live (docs/monitoring.md, "Fail-slow"): emulated 8-rank jobs
+// (TP 2) whose rings `flightrec exporter` serves to a real Prometheus (1 s
+// scrape and evaluation) with the shipped rules, unchanged:
+//  * world rank 3 enqueues 3 ms late before every op (a CPU-side
+//    straggler): FlightrecStraggler names it, side="cpu", by host, pid and
+//    global rank, within 60 s, and names no other process (not its TP
+//    partner, which arrives late on its DP comm because it waits on tp1);
+//  * world rank 4's GPU stream starts every launch 3 ms late, enqueued on
+//    time (a GPU-side straggler): the same, side="gpu";
+//  * a healthy job: no straggler and no slow link, pending or firing;
+//  * every launch takes 3 ms longer on every rank from op 30000 on (a slow
+//    link): FlightrecSlowLink, and no straggler.
+// While each job runs `flightrec status` names the same rank (or none), and
+// `flightrec analyze` on the finished job's files does too.
+// Waits are liveness bounds; the 60 s to name a straggler is the issue's
+// acceptance bound.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "integration/analyze_run.h"
+#include "integration/emu_job.h"
+#include "integration/prom_stack.h"
+#include "integration/spawned.h"
+
+namespace flightrec {
+namespace itest {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+const std::map<std::string, std::string> kJobEnv = {{"NCCL_FLIGHTREC_TIMEOUT_S", "600"},
+                                                    {"NCCL_FLIGHTREC_VERDICT", "0"}};
+
+// An alert as the test saw it first: when (seconds after the job started)
+// and its labels.
+struct Seen {
+  double at_s = 0;
+  json labels;
+};
+
+class FailSlowJob : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    job_.dir = MakeTempDir("failslow");
+    job_.ring_dir = job_.dir + "/rings";
+    mkdir(job_.ring_dir.c_str(), 0755);
+    stack_.reset(new PromStack(job_.ring_dir, ShippedRules()));
+    ASSERT_TRUE(stack_->ok()) << stack_->Logs();
+    ASSERT_TRUE(stack_->Ready()) << stack_->Logs();
+  }
+  void TearDown() override {
+    launcher_.reset();
+    stack_.reset();
+    if (!HasFailure()) RunShell("rm -rf " + Quote(job_.dir));
+  }
+
+  // Starts `flightrec-emu run ARGS` in the background, its rings in the
+  // scraped directory.
+  void Start(const std::string& args) {
+    summary_ = job_.dir + "/summary.json";  // EmuCommand's --summary
+    launcher_ = std::make_unique<Spawned>(EmuCommand(job_, args, kJobEnv) + " >" +
+                                          Quote(job_.dir + "/launcher.out") + " 2>" +
+                                          Quote(job_.dir + "/launcher.err"));
+    started_ = Clock::now();
+  }
+
+  // Polls the alerts (pending or firing) every 0.5 s until `done()` holds
+  // and `linger_s` more seconds passed, or `bound_s` after the start;
+  // records every distinct (alert, pid, comm, side) the first time it is
+  // seen. While the job runs, runs `flightrec status --json` each time.
+  void Poll(const std::function<bool()>& done, double linger_s, double bound_s) {
+    double done_at = -1;
+    while (Since(started_) < bound_s) {
+      for (const json& a : stack_->Alerts()) {
+        const std::string key = a.value("alertname", "") + "/" + a.value("pid", "") + "/" +
+                                a.value("comm", "") + "/" + a.value("side", "");
+        if (seen_.count(key) == 0) seen_[key] = Seen{Since(started_), a};
+      }
+      if (launcher_->running()) TakeStatus();
+      if (done_at < 0 && done()) done_at = Since(started_);
+      if (done_at >= 0 && Since(started_) >= done_at + linger_s) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
+
+  // `flightrec status --json` on the running job: counted, and the first
+  // report with a straggler line kept.
+  void TakeStatus() {
+    const std::string out = job_.dir + "/status.json";
+    RunShell(Cli() + " status --json " + Quote(job_.ring_dir) + " >" + Quote(out) + " 2>/dev/null");
+    const json j = json::parse(ReadText(out), nullptr, false);
+    if (!j.is_object() || j["jobs"].empty()) return;
+    ++statuses_;
+    if (status_.is_null() && !j["jobs"][0]["stragglers"].empty()) status_ = j;
+  }
+
+  // Waits for the job to finish (a liveness bound) and reads its summary.
+  void Finish() {
+    ASSERT_EQ(launcher_->Wait(120), 0) << ReadText(job_.dir + "/launcher.err").substr(0, 2000);
+    summary_json_ = json::parse(ReadText(summary_), nullptr, false);
+    ASSERT_TRUE(summary_json_.is_object()) << ReadText(summary_);
+  }
+
+  std::string PidOf(int rank) const {
+    for (const auto& r : summary_json_["ranks"]) {
+      if (r.value("rank", -1) == rank) return std::to_string(r.value("pid", 0));
+    }
+    return "?";
+  }
+
+  // The alerts of one name seen, first sighting each.
+  std::vector<Seen> SeenOf(const std::string& alertname) const {
+    std::vector<Seen> out;
+    for (const auto& kv : seen_) {
+      if (kv.second.labels.value("alertname", "") == alertname) out.push_back(kv.second);
+    }
+    return out;
+  }
+
+  std::string Dump() const {
+    std::string s;
+    for (const auto& kv : seen_) {
+      s += "  " + std::to_string(kv.second.at_s) + " s: " + kv.second.labels.dump() + "\n";
+    }
+    return "alerts seen:\n" + s + stack_->Logs();
+  }
+
+  bool Named(const std::string& alertname) const { return !SeenOf(alertname).empty(); }
+
+  // The straggler scenario's assertions: the alert names `rank` (and only
+  // it) with `side` within 60 s; status and analyze name it too.
+  void ExpectStraggler(int rank, const std::string& side) {
+    const std::vector<Seen> named = SeenOf("FlightrecStraggler");
+    ASSERT_FALSE(named.empty()) << Dump();
+    double first = 1e9;
+    std::set<std::string> comms;
+    for (const Seen& s : named) {
+      EXPECT_EQ(s.labels.value("pid", ""), PidOf(rank)) << s.labels.dump() << "\n" << Dump();
+      EXPECT_EQ(s.labels.value("global_rank", ""), std::to_string(rank)) << s.labels.dump();
+      EXPECT_EQ(s.labels.value("host", ""), summary_json_["ranks"][0].value("host", ""));
+      EXPECT_EQ(s.labels.value("side", ""), side) << s.labels.dump();
+      comms.insert(s.labels.value("comm", ""));
+      first = std::min(first, s.at_s);
+    }
+    EXPECT_LE(first, 60.0) << Dump();
+    EXPECT_EQ(comms.count("world"), 1u) << Dump();
+    EXPECT_FALSE(Named("FlightrecSlowLink")) << Dump();
+    std::printf("[ figures ] %s-side straggler world rank %d named after %.1f s on %zu comms\n",
+                side.c_str(), rank, first, comms.size());
+
+    ASSERT_TRUE(status_.is_object()) << statuses_ << " status reports named no straggler";
+    const json& st = status_["jobs"][0]["stragglers"];
+    ASSERT_EQ(st.size(), 1u) << status_["jobs"].dump(1);
+    EXPECT_EQ(std::to_string(st[0].value("pid", 0)), PidOf(rank)) << st.dump(1);
+    EXPECT_EQ(st[0].value("side", ""), side) << st.dump(1);
+    EXPECT_EQ(st[0].value("name", ""), "world") << st.dump(1);
+    EXPECT_EQ(st[0].value("waiting_ranks", 0), 7) << st.dump(1);
+    std::printf("[ figures ] status: %s\n", st[0].value("text", "").c_str());
+
+    const AnalyzeRun run = RunAnalyze({job_.ring_dir});
+    EXPECT_EQ(run.report.value("verdict", ""), "slow") << Describe(run);
+    EXPECT_EQ(CulpritWorldRanks(run.report), std::vector<int>{rank}) << Describe(run);
+    const std::vector<json> findings = FindingsOf(run.report, "straggler");
+    ASSERT_FALSE(findings.empty()) << Describe(run);
+    const std::string phrase = side == "gpu" ? "GPU-side" : "CPU-side";
+    for (const json& f : findings) {
+      EXPECT_TRUE(Names(f, rank)) << f.dump();
+      EXPECT_NE(f.value("summary", "").find(phrase), std::string::npos) << f.dump();
+    }
+  }
+
+  // No straggler anywhere: alerts, status, analyze.
+  void ExpectNoStraggler() {
+    EXPECT_FALSE(Named("FlightrecStraggler")) << Dump();
+    EXPECT_GT(statuses_, 0) << "no flightrec status taken while the job ran";
+    EXPECT_TRUE(status_.is_null()) << status_["jobs"].dump(1);
+    const AnalyzeRun run = RunAnalyze({job_.ring_dir});
+    EXPECT_TRUE(FindingsOf(run.report, "straggler").empty()) << Describe(run);
+    EXPECT_EQ(run.report.value("verdict", ""), "healthy") << Describe(run);
+  }
+
+  EmuJob job_;
+  std::string summary_;
+  json summary_json_;
+  std::unique_ptr<PromStack> stack_;
+  std::unique_ptr<Spawned> launcher_;
+  Clock::time_point started_;
+  std::map<std::string, Seen> seen_;
+  json status_;  // the first status report naming a straggler
+  int statuses_ = 0;
+};
+
+const char kBase[] = "--ranks 8 --tp 2 --ranks-per-node 8 --step-us 200 --hang-timeout-s 60 ";
+
+TEST_F(FailSlowJob, CpuSideStragglerIsNamedAndNotItsPartners) {
+  Start(std::string(kBase) + "--ops 6000 --job-id fs-cpu --fault slow:rank=3:us=3000");
+  Poll([this] { return Named("FlightrecStraggler") && status_.is_object(); }, 5, 75);
+  Finish();
+  ExpectStraggler(3, "cpu");
+}
+
+TEST_F(FailSlowJob, GpuSideStragglerIsNamedAndNotItsPartners) {
+  Start(std::string(kBase) + "--ops 6000 --job-id fs-gpu --fault gpu-slow:rank=4:us=3000");
+  Poll([this] { return Named("FlightrecStraggler") && status_.is_object(); }, 5, 75);
+  Finish();
+  ExpectStraggler(4, "gpu");
+}
+
+TEST_F(FailSlowJob, AHealthyJobNamesNobody) {
+  Start(std::string(kBase) + "--ops 30000 --job-id fs-ok");
+  Poll([this] { return !launcher_->running(); }, 4, 75);
+  Finish();
+  EXPECT_GT(stack_->Query("sum(flightrec_sync_collectives_total{job=\"fs-ok\"})"), 0)
+      << stack_->Logs();
+  ExpectNoStraggler();
+  EXPECT_FALSE(Named("FlightrecSlowLink")) << Dump();
+}
+
+TEST_F(FailSlowJob, ASlowLinkIsItsOwnFindingAndNamesNoStraggler) {
+  Start(std::string(kBase) + "--ops 36000 --job-id fs-link --fault slow-link:us=3000:op=30000");
+  Poll([this] { return Named("FlightrecSlowLink") || !launcher_->running(); }, 4, 80);
+  Finish();
+  const std::vector<Seen> link = SeenOf("FlightrecSlowLink");
+  ASSERT_FALSE(link.empty()) << Dump();
+  for (const Seen& s : link) EXPECT_EQ(s.labels.value("job", ""), "fs-link") << Dump();
+  std::printf("[ figures ] slow link found after %.1f s on %s (%zu comms)\n", link[0].at_s,
+              link[0].labels.value("comm", "").c_str(), link.size());
+  ExpectNoStraggler();
+}
+
+}  // namespace
+}  // namespace itest
+}  // namespace flightrec
