@@ -757,6 +757,42 @@ TEST_F(Adversary, AWorldWritableDumpDirectoryWithoutTheStickyBitIsRefused) {
   EXPECT_NE(stat(hook_out_.c_str(), &st), 0) << ReadText(hook_out_);
 }
 
+// In a sticky world-writable dump directory (1777) the stranger cannot
+// replace the job's files, but can take names first: it creates the
+// triggers (the shared one and the job user's own, `.u4343.trigger`), the
+// verdict reports, the done marker and the hook log as its own files, mode
+// 0666, before a real hang. None of them is written into (the
+// stranger reads nothing of the verdict through them), and the verdict's
+// headline still reaches the job's log, naming the real culprit.
+TEST_F(Adversary, NamesTakenFirstInAStickyDirectoryLeakNothingAndTheVerdictComes) {
+  const std::string job = "adv-sticky";
+  const std::string sticky = base_ + "/sticky";
+  ASSERT_TRUE(MakeDirAs(sticky, 0, 0, 01777));
+  std::vector<std::string> names = {TriggerName(job), "flightrec-" + job + ".u4343.trigger",
+                                    DoneName(job), HookLogName(job)};
+  for (const char* ext : {"txt", "md", "html", "json"}) names.push_back(ReportName(job, ext));
+  std::map<std::string, Fingerprint> before;
+  for (const std::string& n : names) {
+    const std::string path = sticky + "/" + n;
+    ASSERT_TRUE(MakeFileAs(path, "", kStrangerUid, kStrangerGid, 0666)) << path;
+    MakeOld(path);
+    before[path] = FingerprintOf(path);
+  }
+  const int status = RunHungJob(job, {{"NCCL_FLIGHTREC_DUMP_DIR", sticky}});
+  const std::string log = JobLog(job);
+  for (const auto& [path, fp] : before) {
+    const Fingerprint now = FingerprintOf(path);
+    EXPECT_TRUE(now == fp) << path << ": the job wrote into the stranger's file ("
+                           << now.content.size() << " bytes now)";
+  }
+  EXPECT_EQ(status, kUntilLog) << "no verdict headline in the job's log:\n" << log.substr(0, 4000);
+  std::string headline;
+  for (const std::string& l : Lines(log)) {
+    if (l.find(kHeadlineTag) != std::string::npos) headline = l;
+  }
+  EXPECT_NE(headline.find("(world rank 3)"), std::string::npos) << headline;
+}
+
 }  // namespace
 }  // namespace itest
 }  // namespace flightrec
