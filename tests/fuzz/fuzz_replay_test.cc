@@ -64,6 +64,18 @@ TEST(FuzzReplayTest, RingLayoutHarnessAcceptsEveryCorpusFile) {
   }
 }
 
+TEST(FuzzReplayTest, FrPickleHarnessAcceptsEveryCorpusFile) {
+  const std::vector<fs::path> files = CorpusFiles();
+  size_t seeds = 0;
+  for (const fs::path& p : files) {
+    seeds += p.parent_path().filename() == "fuzz_fr_pickle" ? 1 : 0;
+    std::vector<uint8_t> bytes = Slurp(p);
+    EXPECT_EQ(fuzz::FuzzFrPickle(bytes.data(), bytes.size()), "") << p;
+  }
+  EXPECT_GE(seeds, 4u);
+  EXPECT_EQ(fuzz::FuzzFrPickle(nullptr, 0), "");
+}
+
 TEST(FuzzReplayTest, EmptyInputIsHandled) {
   EXPECT_EQ(fuzz::FuzzSnapshotReader(nullptr, 0), "");
   EXPECT_EQ(fuzz::FuzzRingLayout(nullptr, 0), "");

@@ -24,6 +24,10 @@ std::string FuzzSnapshotReader(const uint8_t* data, size_t size);
 // correct reader must return for the parts it built cleanly.
 std::string FuzzRingLayout(const uint8_t* data, size_t size);
 
+// Input = a whole PyTorch Flight Recorder dump (pickle or JSON) ->
+// fr::DecodePickle and fr::ReadFrBytes (fuzz_fr_pickle.cc).
+std::string FuzzFrPickle(const uint8_t* data, size_t size);
+
 // `flightrec analyze`'s whole input stage (fuzz_analyzer_inputs.cc): fuzzer
 // bytes -> 1..4 files in a scratch directory -> LoadInputs (the directory
 // walk, parallel reads, newest-dump selection, job filtering) -> JobIndex ->

@@ -118,8 +118,8 @@ class PickleWriter {
 
 // One rank's FR dump of a job of `nranks` ranks: the default group "0"
 // (default_pg, every rank) and, with tp > 1, groups "1".. (desc "tp") of
-// tp consecutive ranks and "dp" groups of the ranks equal modulo tp; each step is one all_reduce per group. Behind(c):
-// rank c never calls the last step's collectives (its last call, the step
+// tp consecutive ranks and "dp" groups of the ranks equal modulo tp; each step is one all_reduce
+// per group. Behind(c): rank c never calls the last step's collectives (its last call, the step
 // before, came from eval_step), every other rank's last step stays
 // "scheduled". Buffer(n) keeps the newest n entries (FR's ring).
 class FrDumpBuilder {
