@@ -1,14 +1,17 @@
-// `flightrec exporter DIR... [--listen ADDR:PORT] [--textfile PATH]
-// [--interval S] [--once]`: a per-node daemon that serves the metrics of
-// every ring under DIR... to Prometheus (GET /metrics) and/or writes them
-// to a node_exporter textfile (atomic rename), rescanning the directories
-// on each scrape and each interval (docs/monitoring.md). Read-only: rings
-// are never written, their writers never wait on it. A bad file is skipped
-// with a log line on stderr and a metric; the exporter goes on.
+// `flightrec exporter DIR... [--listen ADDR:PORT] [--web.config.file FILE]
+// [--textfile PATH] [--interval S] [--once]`: a per-node daemon that serves
+// the metrics of every ring under DIR... to Prometheus (GET /metrics) and/or
+// writes them to a node_exporter textfile (atomic rename), rescanning the
+// directories on each scrape and each interval (docs/monitoring.md). The
+// HTTP server listens on 127.0.0.1:9877 unless told otherwise, with TLS and
+// basic auth from the web config file and bounded connections
+// (exporter_server.h). Read-only: rings are never written, their writers
+// never wait on it. A bad file is skipped with a log line on stderr and a
+// metric; the exporter goes on.
 //
 // Exit code: 0 stopped by SIGINT, SIGTERM or SIGHUP (stop_signal.h), or
-// --once done; 2 usage error, the address cannot be bound or the textfile
-// cannot be written (--once).
+// --once done; 2 usage error, a web config file that cannot be used, the
+// address cannot be bound or the textfile cannot be written (--once).
 #include <httplib.h>
 #include <signal.h>
 #include <time.h>
@@ -24,7 +27,9 @@
 #include <vector>
 
 #include "analyzer/cli/commands.h"
+#include "analyzer/cli/exporter_server.h"
 #include "analyzer/cli/stop_signal.h"
+#include "analyzer/cli/web_config.h"
 #include "analyzer/live/collector.h"
 
 namespace flightrec {
@@ -34,9 +39,14 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitError = 2;
 
+constexpr const char* kDefaultListen = "127.0.0.1:9877";
+
 struct ExporterArgs {
   std::vector<std::string> dirs;
-  std::string listen;
+  std::string listen;  // empty: no HTTP server
+  std::string web_config_file;
+  size_t max_connections = 64;
+  double read_timeout_s = 5;
   std::string textfile;
   double interval_s = 15;
   bool once = false;
@@ -117,7 +127,7 @@ int Run(const ExporterArgs& args) {
     return WriteAtomically(args.textfile, text) ? kExitOk : kExitError;
   }
   StopSignal stop;  // before the server's threads, which inherit its mask
-  std::unique_ptr<httplib::Server> server;
+  std::unique_ptr<ExporterServer> server;
   if (!args.listen.empty()) {
     std::string host;
     int port = 0;
@@ -126,19 +136,42 @@ int Run(const ExporterArgs& args) {
                    args.listen.c_str());
       return kExitError;
     }
-    server.reset(new httplib::Server);
+    ServerLimits limits;
+    limits.max_connections = args.max_connections;
+    limits.request_timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(args.read_timeout_s * 1000));
+    server.reset(new ExporterServer(limits));
+    std::string mode = "http";
+    if (!args.web_config_file.empty()) {
+      fileio::Trust trust;
+      char why[fileio::kWhyMax] = {};
+      if (!fileio::TrustFromEnv(&trust, why, sizeof(why))) {
+        std::fprintf(stderr, "flightrec exporter: NCCL_FLIGHTREC_GROUP: %s\n", why);
+        return kExitError;
+      }
+      WebConfig cfg;
+      std::string error;
+      if (!LoadWebConfig(args.web_config_file, trust, &cfg, &error) ||
+          (cfg.tls && !server->EnableTls(cfg, &error))) {
+        std::fprintf(stderr, "flightrec exporter: --web.config.file: %s\n", error.c_str());
+        return kExitError;
+      }
+      server->EnableBasicAuth(cfg.users);
+      if (cfg.tls) mode = "https";
+      if (!cfg.users.empty()) mode += ", basic auth";
+    }
     server->Get("/metrics", [&exporter](const httplib::Request&, httplib::Response& res) {
       res.set_content(exporter.ScrapeText(), "text/plain; version=0.0.4; charset=utf-8");
     });
     server->Get("/", [](const httplib::Request&, httplib::Response& res) {
       res.set_content("flightrec exporter: metrics at /metrics\n", "text/plain");
     });
-    const int bound = port == 0 ? server->bind_to_any_port(host) : port;
-    if (bound < 0 || (port != 0 && !server->bind_to_port(host, port))) {
+    const int bound = server->Bind(host, port);
+    if (bound < 0) {
       std::fprintf(stderr, "flightrec exporter: cannot listen on %s\n", args.listen.c_str());
       return kExitError;
     }
-    std::printf("flightrec exporter: listening on %s:%d\n", host.c_str(), bound);
+    std::printf("flightrec exporter: listening on %s:%d (%s)\n", host.c_str(), bound, mode.c_str());
     std::fflush(stdout);
   }
   std::thread serving;
@@ -178,8 +211,20 @@ void AddExporterCommand(CLI::App& app, int* exit_code) {
       "Serve Prometheus metrics of the rings under DIR... (--listen) and/or write them to a "
       "node_exporter textfile (--textfile); docs/monitoring.md");
   cmd->add_option("dirs", args->dirs, "directories holding ring files (and dumps)")->required();
-  cmd->add_option("--listen", args->listen,
-                  "serve GET /metrics on ADDR:PORT (port 0: any free port, printed on stdout)");
+  CLI::Option* listen = cmd->add_option(
+      "--listen", args->listen,
+      "serve GET /metrics on ADDR:PORT (port 0: any free port, printed on stdout); default "
+      "127.0.0.1:9877 unless only --textfile or --once is given");
+  cmd->add_option("--web.config.file", args->web_config_file,
+                  "TLS and basic auth for --listen: a Prometheus exporter-toolkit web config "
+                  "file (tls_server_config, basic_auth_users)");
+  cmd->add_option("--web.max-connections", args->max_connections,
+                  "connections served at once (default 64); one more evicts the one that has "
+                  "waited longest for a request")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--web.read-timeout", args->read_timeout_s,
+                  "seconds a request (and a TLS handshake) may take to arrive (default 5)")
+      ->check(CLI::Range(0.1, 300.0));
   cmd->add_option("--textfile", args->textfile,
                   "write the metrics to this file every --interval (atomic rename); name it "
                   "*.prom for node_exporter's textfile collector");
@@ -187,9 +232,17 @@ void AddExporterCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--once", args->once,
                 "scan once, write the textfile (or print the metrics on stdout) and exit");
-  cmd->callback([args, exit_code]() {
-    if (args->listen.empty() && args->textfile.empty() && !args->once) {
-      std::fprintf(stderr, "flightrec exporter: give --listen, --textfile or --once\n");
+  cmd->callback([args, exit_code, listen]() {
+    if (listen->count() == 0 && args->textfile.empty() && !args->once) {
+      args->listen = kDefaultListen;
+    }
+    if (listen->count() != 0 && args->listen.empty()) {
+      std::fprintf(stderr, "flightrec exporter: --listen needs ADDR:PORT\n");
+      *exit_code = kExitError;
+      return;
+    }
+    if (!args->web_config_file.empty() && args->listen.empty()) {
+      std::fprintf(stderr, "flightrec exporter: --web.config.file is for --listen\n");
       *exit_code = kExitError;
       return;
     }
