@@ -71,7 +71,7 @@ void ProxyThread(rel::AbiDriver* drv, ProxyQueue* q) {
 // Leaves the trigger file `flightrec trigger` would (atomically).
 void LeaveTrigger(const std::string& dir, const std::string& job) {
   const std::string path = dir + "/flightrec-" + job + ".trigger";
-  const std::string line = "test 1 mid-run request\n";
+  const std::string line = "test 1 user\n";  // a request: flightrec/job_dir.h
   ASSERT_TRUE(rel::WriteBytes(path + ".tmp", line.data(), line.size()));
   ASSERT_EQ(rename((path + ".tmp").c_str(), path.c_str()), 0);
 }
