@@ -146,6 +146,8 @@ std::vector<std::string> FixedNames(const std::string& job) {
   for (uint64_t g = 1; g <= 3; ++g) names.push_back(LockName(job, g));
   names.push_back(SpawnHintName(job));
   names.push_back(HookLogName(job));
+  // The job user's own trigger name beside the shared one.
+  names.push_back("flightrec-" + job + ".u" + std::to_string(kJobUid) + ".trigger");
   const size_t n = names.size();
   for (size_t i = 0; i < n; ++i) names.push_back(names[i] + ".tmp");
   names.push_back(TriggerName(job) + ".tmp");
@@ -768,8 +770,9 @@ TEST_F(Adversary, NamesTakenFirstInAStickyDirectoryLeakNothingAndTheVerdictComes
   const std::string job = "adv-sticky";
   const std::string sticky = base_ + "/sticky";
   ASSERT_TRUE(MakeDirAs(sticky, 0, 0, 01777));
-  std::vector<std::string> names = {TriggerName(job), "flightrec-" + job + ".u4343.trigger",
-                                    DoneName(job), HookLogName(job)};
+  std::vector<std::string> names = {
+      TriggerName(job), "flightrec-" + job + ".u" + std::to_string(kJobUid) + ".trigger",
+      DoneName(job), HookLogName(job)};
   for (const char* ext : {"txt", "md", "html", "json"}) names.push_back(ReportName(job, ext));
   std::map<std::string, Fingerprint> before;
   for (const std::string& n : names) {
