@@ -119,6 +119,31 @@ TEST_F(CollectorTest, CountsByFuncBytesAndHistogramsAndReadsOnlyNewSlots) {
   EXPECT_EQ(Value(text, Series("flightrec_collectives_total", ",func=\"AllReduce\"")), 5);
 }
 
+// The fail-slow counters (docs/monitoring.md, "Fail-slow"): completed
+// collectives with their GPU time and queueing; a Send pairs with one peer
+// and is left out, and so is a collective whose enqueue time is unknown.
+// process_info names the global rank (the rank in the widest comm).
+TEST_F(CollectorTest, SyncCountersCoverTimedCollectivesOnlyAndProcessInfoNamesTheGlobalRank) {
+  builder_.Claim(1, 0xbb, 5, 8, "world").flags = format::kRegionCompletionTracked;
+  for (uint64_t i = 0; i < 3; ++i) builder_.Append(0, Done(i, 256));
+  format::Record send = Done(3, 256);
+  send.func = format::kFuncSend;
+  send.flags |= format::kFlagP2p;
+  builder_.Append(0, send);
+  format::Record untimed = Done(4, 256);
+  untimed.t_enqueue_ns = 0;
+  builder_.Append(0, untimed);
+  const std::string text = ScanText();
+  EXPECT_EQ(Value(text, Series("flightrec_collective_duration_seconds_count")), 5);
+  EXPECT_EQ(Value(text, Series("flightrec_sync_collectives_total")), 3);
+  EXPECT_NEAR(Value(text, Series("flightrec_sync_gpu_seconds_total")), 0.009, 1e-9);
+  EXPECT_NEAR(Value(text, Series("flightrec_sync_queueing_seconds_total")), 0.006, 1e-9);
+  EXPECT_NE(text.find("flightrec_process_info{job=\"job-1\",host=\"node-a\",pid=\"4242\","
+                      "state=\"running\",global_rank=\"5\","),
+            std::string::npos)
+      << text.substr(0, 2000);
+}
+
 TEST_F(CollectorTest, APendingOpAgesUntilItCompletesAndIsThenObservedOnce) {
   builder_.Append(0, Done(0, 16));
   format::Record& pending = builder_.Append(0, ImageBuilder::Coll(1, 16));  // enqueued
