@@ -12,6 +12,7 @@
 // Exit code: 0 stopped by SIGINT, SIGTERM or SIGHUP (stop_signal.h), or
 // --once done; 2 usage error, a web config file that cannot be used, the
 // address cannot be bound or the textfile cannot be written (--once).
+#include <fcntl.h>
 #include <httplib.h>
 #include <signal.h>
 #include <time.h>
@@ -83,11 +84,17 @@ class Exporter {
 };
 
 // Writes `text` to `path` through a temporary file in the same directory and
-// a rename, so that a reader (node_exporter) never sees a partial file.
+// a rename, so that a reader (node_exporter) never sees a partial file. The
+// temporary is created afresh (O_EXCL|O_NOFOLLOW, after removing whatever
+// has its name): never written through a symlink planted there. 0644 less
+// the umask, as node_exporter (another user) reads it.
 bool WriteAtomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  FILE* f = std::fopen(tmp.c_str(), "w");
+  unlink(tmp.c_str());
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  FILE* f = fd >= 0 ? fdopen(fd, "w") : nullptr;
   if (f == nullptr) {
+    if (fd >= 0) close(fd);
     std::fprintf(stderr, "flightrec exporter: %s: cannot write\n", tmp.c_str());
     return false;
   }
@@ -143,15 +150,11 @@ int Run(const ExporterArgs& args) {
     server.reset(new ExporterServer(limits));
     std::string mode = "http";
     if (!args.web_config_file.empty()) {
-      fileio::Trust trust;
-      char why[fileio::kWhyMax] = {};
-      if (!fileio::TrustFromEnv(&trust, why, sizeof(why))) {
-        std::fprintf(stderr, "flightrec exporter: NCCL_FLIGHTREC_GROUP: %s\n", why);
-        return kExitError;
-      }
+      // Owned by the running user (or --trust-group's members), as the
+      // rings are: it holds the password hashes and names the key.
       WebConfig cfg;
       std::string error;
-      if (!LoadWebConfig(args.web_config_file, trust, &cfg, &error) ||
+      if (!LoadWebConfig(args.web_config_file, CommandTrust(), &cfg, &error) ||
           (cfg.tls && !server->EnableTls(cfg, &error))) {
         std::fprintf(stderr, "flightrec exporter: --web.config.file: %s\n", error.c_str());
         return kExitError;

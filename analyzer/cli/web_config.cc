@@ -23,7 +23,8 @@ struct Line {
   size_t indent = 0;
   std::string key;
   std::string value;
-  bool has_value = false;  // something after the colon
+  bool has_value = false;   // something after the colon
+  std::string value_error;  // the value cannot be read: reported once the key is known
 };
 
 class Parser {
@@ -108,10 +109,14 @@ class Parser {
     while (i < raw.size() && raw[i] == ' ') ++i;
     if (i < raw.size() && raw[i] != '#') {
       out->has_value = true;
-      if (!Scalar(raw, &i, false, number, &out->value)) return false;
+      if (!Scalar(raw, &i, false, number, &out->value)) {
+        out->value_error = error_;
+        return true;
+      }
       while (i < raw.size() && raw[i] == ' ') ++i;
       if (i < raw.size() && raw[i] != '#') {
-        return Fail(number, "unexpected text after the value");
+        Fail(number, "unexpected text after the value");
+        out->value_error = error_;
       }
     }
     return true;
@@ -262,6 +267,13 @@ bool ParseWebConfig(const std::string& text, const std::string& name, const std:
         return fail(l, "'" + l.key +
                            "' needs a value on the same line (nested blocks are not "
                            "read)");
+      }
+      const bool known = users || l.key == "cert_file" || l.key == "key_file" ||
+                         l.key == "client_ca_file" || l.key == "client_auth_type" ||
+                         l.key == "min_version" || l.key == "max_version";
+      if (known && !l.value_error.empty()) {
+        *error = l.value_error;
+        return false;
       }
       if (users) {
         if (!IsBcryptHash(l.value)) {
