@@ -101,19 +101,29 @@ VerdictLock::Generations VerdictLock::List() const {
 
 DoneMark VerdictLock::ReadDone() const {
   DoneMark mark;
-  char name[format::kFileNameMax];
-  if (!format::DoneName(job_.c_str(), name, sizeof(name))) return mark;
-  struct stat st;
-  fileio::OpenStatus status = fileio::OpenStatus::kOk;
-  char why[fileio::kWhyMax] = {};
-  const std::string text = ReadBelieved(dirfd_, name, trust_, &st, &status, why, sizeof(why));
-  if (status == fileio::OpenStatus::kRefused) Ignore(name, why);
-  format::DoneText done;
-  if (text.empty() || !format::ParseDone(text.c_str(), &done)) return mark;
-  mark.valid = true;
-  mark.generation = done.generation;
-  mark.incident_start_ns = done.incident_start_ns;
-  mark.covered_until_ns = done.covered_until_ns;
+  char names[2][format::kFileNameMax];
+  if (!format::DoneName(job_.c_str(), names[0], sizeof(names[0])) ||
+      !format::UserDoneName(job_.c_str(), trust_.uid, names[1], sizeof(names[1]))) {
+    return mark;
+  }
+  for (const char* name : names) {
+    struct stat st;
+    fileio::OpenStatus status = fileio::OpenStatus::kOk;
+    char why[fileio::kWhyMax] = {};
+    const std::string text = ReadBelieved(dirfd_, name, trust_, &st, &status, why, sizeof(why));
+    if (status == fileio::OpenStatus::kRefused) Ignore(name, why);
+    format::DoneText done;
+    if (text.empty() || !format::ParseDone(text.c_str(), &done)) continue;
+    if (mark.valid &&
+        (done.generation < mark.generation ||
+         (done.generation == mark.generation && done.covered_until_ns <= mark.covered_until_ns))) {
+      continue;
+    }
+    mark.valid = true;
+    mark.generation = done.generation;
+    mark.incident_start_ns = done.incident_start_ns;
+    mark.covered_until_ns = done.covered_until_ns;
+  }
   return mark;
 }
 
@@ -236,16 +246,17 @@ void VerdictLock::Refresh() const {
 
 bool VerdictLock::MarkDone(uint64_t incident_start_ns, uint64_t covered_until_ns,
                            std::string* error) {
-  char name[format::kFileNameMax];
+  char name[format::kFileNameMax], user_name[format::kFileNameMax];
   char text[256];
-  char why[fileio::kWhyMax] = {};
   if (!format::DoneName(job_.c_str(), name, sizeof(name)) ||
+      !format::UserDoneName(job_.c_str(), trust_.uid, user_name, sizeof(user_name)) ||
       !format::FormatDone(generation_, incident_start_ns, covered_until_ns, LocalHostName().c_str(),
                           getpid(), text, sizeof(text))) {
     *error = dir_ + ": job id too long for the done marker";
     return false;
   }
-  if (!fileio::WriteFileAt(dirfd_, name, text, std::strlen(text), trust_, true, why, sizeof(why))) {
+  std::string why;
+  if (WriteShared(dirfd_, name, user_name, text, trust_, &why).empty()) {
     *error = Path(name) + ": " + why;
     return false;
   }
@@ -253,6 +264,29 @@ bool VerdictLock::MarkDone(uint64_t incident_start_ns, uint64_t covered_until_ns
     if (g < generation_) fileio::RemoveOurs(dirfd_, LockName(g).c_str(), trust_);
   }
   return true;
+}
+
+std::string WriteShared(int dirfd, const std::string& name, const std::string& user_name,
+                        const std::string& text, const fileio::Trust& trust, std::string* error) {
+  char why[fileio::kWhyMax] = {};
+  if (fileio::WriteFileAt(dirfd, name.c_str(), text.data(), text.size(), trust, true, why,
+                          sizeof(why))) {
+    return name;
+  }
+  struct stat st;
+  const bool foreign = fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                       !(S_ISREG(st.st_mode) && fileio::Believed(st, trust, nullptr, 0));
+  if (!foreign) {
+    *error = why;
+    return "";
+  }
+  char user_why[fileio::kWhyMax] = {};
+  if (fileio::WriteFileAt(dirfd, user_name.c_str(), text.data(), text.size(), trust, true, user_why,
+                          sizeof(user_why))) {
+    return user_name;
+  }
+  *error = std::string(why) + "; " + user_name + ": " + user_why;
+  return "";
 }
 
 }  // namespace cli

@@ -64,8 +64,9 @@ class VerdictLock {
   VerdictLock(const VerdictLock&) = delete;
   VerdictLock& operator=(const VerdictLock&) = delete;
 
-  // The done marker; invalid when absent, unreadable, not parsable or not
-  // believed (another user's).
+  // The done marker (the shared name, or our user's, WriteShared: the
+  // higher generation of the two); invalid when absent, unreadable, not
+  // parsable or not believed (another user's).
   DoneMark ReadDone() const;
   // One attempt; kBusy: a live holder (or a lost race), try again after a
   // poll. The staleness of the holder is judged across attempts.
@@ -86,8 +87,8 @@ class VerdictLock {
   // Marks the lock alive (futimens on the held descriptor); called every
   // second by the holder, from another thread.
   void Refresh() const;
-  // Writes the done marker (fileio::WriteFileAt), then removes older
-  // generations' lock files (ours or the trusted group's only).
+  // Writes the done marker (WriteShared), then removes older generations'
+  // lock files (ours or the trusted group's only).
   bool MarkDone(uint64_t incident_start_ns, uint64_t covered_until_ns, std::string* error);
 
   bool held() const { return fd_ >= 0; }
@@ -126,6 +127,15 @@ class VerdictLock {
   std::string holder_;
   mutable std::set<std::string> ignored_;
 };
+
+// Writes `text` as `name` in `dirfd` (fileio::WriteFileAt: a unique
+// temporary renamed over the name, fsynced). When that fails because
+// another user's file (or a non-file) holds `name` where it cannot be
+// replaced (a sticky directory), writes `user_name` instead (format::
+// UserVerdictReportName, UserDoneName). Returns the name written, or ""
+// with *error.
+std::string WriteShared(int dirfd, const std::string& name, const std::string& user_name,
+                        const std::string& text, const fileio::Trust& trust, std::string* error);
 
 // This host's name, as the plugin writes it into files (sanitized:
 // format::SanitizeName).

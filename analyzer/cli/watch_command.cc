@@ -372,24 +372,37 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
   }
   if (stop_->Requested()) return kStopRequested;  // the analysis is not interrupted
   const AnalysisRun run(scanner_.InputsOf(job), AnalysisSettings{});
-  const VerdictPaths paths(dir_, job);
-  char why[fileio::kWhyMax] = {};
-  const std::pair<const std::string*, ReportFormat> outputs[] = {
-      {&paths.json, ReportFormat::kJson},
-      {&paths.md, ReportFormat::kMarkdown},
-      {&paths.html, ReportFormat::kHtml},
-      {&paths.txt, ReportFormat::kText}};
-  for (const auto& [path, format] : outputs) {
+  VerdictPaths paths(dir_, job);
+  struct Output {
+    std::string* path;
+    const char* ext;
+    ReportFormat format;
+  };
+  const Output outputs[] = {{&paths.json, "json", ReportFormat::kJson},
+                            {&paths.md, "md", ReportFormat::kMarkdown},
+                            {&paths.html, "html", ReportFormat::kHtml},
+                            {&paths.txt, "txt", ReportFormat::kText}};
+  for (const Output& o : outputs) {
     if (stop_->Requested()) return kStopRequested;
     if (keeper.parent_gone() || !ParentAlive()) return kExitError;
     if (!lock->StillOurs()) return LostLock();
     // A unique temporary renamed over the name: whatever another user
-    // planted there (a symlink, a file) is replaced, never written through.
-    const std::string text = run.Render(format);
-    if (!fileio::WriteFileAt(dirfd_.fd, VerdictPaths::Name(*path).c_str(), text.data(),
-                             text.size(), CommandTrust(), true, why, sizeof(why))) {
-      Complain(*path + ": cannot write: " + why);
+    // planted there (a symlink, a file) is replaced, never written through;
+    // a name another user's file holds in a sticky directory gives way to
+    // our user's own name.
+    char user_name[format::kFileNameMax] = {};
+    format::UserVerdictReportName(job.c_str(), CommandTrust().uid, o.ext, user_name,
+                                  sizeof(user_name));
+    const std::string name = VerdictPaths::Name(*o.path);
+    const std::string written =
+        WriteShared(dirfd_.fd, name, user_name, run.Render(o.format), CommandTrust(), &error);
+    if (written.empty()) {
+      Complain(*o.path + ": cannot write: " + error);
       return kExitError;
+    }
+    if (written != name) {
+      Complain("another user's file holds " + *o.path + ": the report is " + dir_ + "/" + written);
+      *o.path = dir_ + "/" + written;
     }
   }
   if (stop_->Requested()) return kStopRequested;

@@ -12,6 +12,9 @@
 //   <dumpdir>/flightrec-<job>.trigger                  "host pid reason\n"
 //   <dumpdir>/flightrec-<job>.verdict.{txt,md,html,json} the verdict reports
 //   <dumpdir>/flightrec-<job>.verdict.done             TextDone() below
+//   <dumpdir>/flightrec-<job>.u<uid>.verdict.{txt,...,done} the same, per user,
+//                                                      when another user's file
+//                                                      holds the shared name
 //   <dumpdir>/flightrec-<job>.verdict-<g>.lock         "host pid[ released]\n"
 //   <dumpdir>/flightrec-<job>.verdict-spawned          "pid\n" (a hint)
 //   <dumpdir>/flightrec-<job>.hook.log                 the hook's output
@@ -107,6 +110,20 @@ __attribute__((noinline)) inline bool VerdictReportName(const char* job, const c
 }
 __attribute__((noinline)) inline bool DoneName(const char* job, char* out, size_t out_len) {
   return NameFits(snprintf(out, out_len, "flightrec-%s.verdict.done", job), out_len);
+}
+// Per-user names of the reports and the done marker
+// (`flightrec-<job>.u<uid>.verdict.<ext>`, `flightrec-<job>.u<uid>.verdict.done`):
+// where another user's file holds the shared name in a sticky directory
+// (there it cannot be replaced), `watch` writes under these instead, and a
+// reader of the done marker looks at the shared name and its own user's.
+__attribute__((noinline)) inline bool UserVerdictReportName(const char* job, uint32_t uid,
+                                                            const char* ext, char* out,
+                                                            size_t out_len) {
+  return NameFits(snprintf(out, out_len, "flightrec-%s.u%u.verdict.%s", job, uid, ext), out_len);
+}
+__attribute__((noinline)) inline bool UserDoneName(const char* job, uint32_t uid, char* out,
+                                                   size_t out_len) {
+  return NameFits(snprintf(out, out_len, "flightrec-%s.u%u.verdict.done", job, uid), out_len);
 }
 __attribute__((noinline)) inline bool LockName(const char* job, uint64_t generation, char* out,
                                                size_t out_len) {

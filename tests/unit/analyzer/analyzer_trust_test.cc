@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -183,6 +184,51 @@ TEST_F(TrustTest, AReleasedLockIsTakenOverAtOnce) {
   auto next = Lock();
   ASSERT_EQ(next->TryAcquire(&error), VerdictLock::Attempt::kAcquired) << error;
   EXPECT_EQ(next->generation(), 2u);
+}
+
+// In a sticky world-writable directory another user can take a name first
+// and we cannot replace its file: the done marker (and any report) goes to
+// our user's own name, which ReadDone reads too; the stranger's file is
+// never written. Acted out by uid 4343 in a child (root may replace
+// anything).
+TEST_F(TrustTest, ANameTakenFirstInAStickyDirectoryGivesWayToOurUsersName) {
+  NEED_ROOT();
+  ASSERT_EQ(chmod(testing::TempRoot().c_str(), 0711), 0);  // the child must reach dir_
+  ASSERT_EQ(chmod(dir_.c_str(), 01777), 0);
+  Write(DoneName(), "stranger's\n", true);
+  ASSERT_EQ(chmod(Path(DoneName()).c_str(), 0666), 0);
+  constexpr uint32_t kJob = 4343;
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (setresgid(kJob, kJob, kJob) != 0 || setresuid(kJob, kJob, kJob) != 0) _exit(10);
+    const fileio::Trust self = fileio::TrustSelf();
+    VerdictLock lock(dirfd_, dir_, "job", self, milliseconds(5000));
+    std::string error;
+    if (lock.TryAcquire(&error) != VerdictLock::Attempt::kAcquired) _exit(11);
+    if (!lock.MarkDone(5, 7, &error)) _exit(12);
+    const DoneMark mark = VerdictLock(dirfd_, dir_, "job", self, milliseconds(5000)).ReadDone();
+    if (!mark.valid || mark.generation != 1 || mark.covered_until_ns != 7) _exit(13);
+    const std::string written = WriteShared(dirfd_, DoneName(), "mine", "x", self, &error);
+    if (written != "mine") _exit(14);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10 setresuid, 11 acquire, 12 mark, 13 read, 14 report";
+  EXPECT_EQ(testing::ReadText(Path(DoneName())), "stranger's\n");
+  char user_done[format::kFileNameMax];
+  ASSERT_TRUE(format::UserDoneName("job", kJob, user_done, sizeof(user_done)));
+  format::DoneText done;
+  ASSERT_TRUE(format::ParseDone(testing::ReadText(Path(user_done)).c_str(), &done));
+  EXPECT_EQ(done.covered_until_ns, 7u);
+  struct stat st;
+  ASSERT_EQ(lstat(Path(user_done).c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, kJob);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  // Root (this process) believes neither the stranger's marker nor 4343's.
+  EXPECT_FALSE(Lock()->ReadDone().valid);
 }
 
 // A hang dump: what a rank seals when its op times out.
