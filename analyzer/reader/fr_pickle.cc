@@ -155,23 +155,24 @@ std::string Hex(uint8_t b) {
 
 class Decoder {
  public:
-  Decoder(const uint8_t* data, size_t size, const PickleLimits& limits)
-      : p_(data), size_(size), limits_(limits) {}
+  Decoder(const uint8_t* data, size_t size, const PickleLimits& limits, PickleDoc* doc)
+      : p_(data), size_(size), limits_(limits), doc_(*doc) {
+    doc_.used_ = 0;
+    doc_.root_ = 0;
+  }
 
-  PickleResult Run() {
-    PickleResult r;
+  bool Run(std::string* error, uint8_t* protocol) {
     if (size_ > limits_.max_input) {
-      r.error = "file of " + std::to_string(size_) + " bytes is larger than the limit of " +
-                std::to_string(limits_.max_input);
-      return r;
+      *error = "file of " + std::to_string(size_) + " bytes is larger than the limit of " +
+               std::to_string(limits_.max_input);
+      return false;
     }
-    if (!Loop(&r.protocol)) {
-      r.error = "byte " + std::to_string(op_pos_) + ": " + error_;
-      return r;
+    if (!Loop(protocol)) {
+      *error = "byte " + std::to_string(op_pos_) + ": " + error_;
+      doc_.used_ = 0;
+      return false;
     }
-    r.ok = true;
-    r.doc = std::move(doc_);
-    return r;
+    return true;
   }
 
  private:
@@ -193,12 +194,18 @@ class Decoder {
     return v;
   }
   bool NewNode(Kind kind, uint32_t* index) {
-    if (doc_.nodes_.size() >= limits_.max_nodes) {
+    if (doc_.used_ >= limits_.max_nodes) {
       return Fail("more than " + std::to_string(limits_.max_nodes) + " values");
     }
-    *index = static_cast<uint32_t>(doc_.nodes_.size());
-    doc_.nodes_.emplace_back();
-    doc_.nodes_.back().kind = kind;
+    *index = static_cast<uint32_t>(doc_.used_);
+    if (doc_.used_ == doc_.nodes_.size()) doc_.nodes_.emplace_back();
+    Node& n = doc_.nodes_[doc_.used_++];
+    n.kind = kind;
+    n.b = false;
+    n.i = 0;
+    n.f = 0;
+    n.s = std::string_view();
+    n.items.clear();
     return true;
   }
   bool Push(uint32_t index) {
@@ -443,7 +450,7 @@ class Decoder {
   size_t pos_ = 0;
   size_t op_pos_ = 0;
   PickleLimits limits_;
-  PickleDoc doc_;
+  PickleDoc& doc_;
   std::vector<uint32_t> stack_;
   std::vector<size_t> marks_;
   std::vector<uint32_t> memo_;
@@ -451,8 +458,16 @@ class Decoder {
   std::string error_;
 };
 
+bool DecodePickleInto(const uint8_t* data, size_t size, const PickleLimits& limits, PickleDoc* doc,
+                      std::string* error, uint8_t* protocol) {
+  uint8_t proto = 0;
+  return Decoder(data, size, limits, doc).Run(error, protocol != nullptr ? protocol : &proto);
+}
+
 PickleResult DecodePickle(const uint8_t* data, size_t size, const PickleLimits& limits) {
-  return Decoder(data, size, limits).Run();
+  PickleResult r;
+  r.ok = DecodePickleInto(data, size, limits, &r.doc, &r.error, &r.protocol);
+  return r;
 }
 
 }  // namespace fr

@@ -53,7 +53,7 @@ class PickleDoc {
  public:
   const Node& node(uint32_t index) const { return nodes_[index]; }
   uint32_t root() const { return root_; }
-  size_t size() const { return nodes_.size(); }
+  size_t size() const { return used_; }
 
   // Lookups that check kinds: nullptr when `dict` is not a dict or has no
   // string key `key` (the last of equal keys wins, as in Python).
@@ -61,7 +61,10 @@ class PickleDoc {
 
  private:
   friend class Decoder;
+  // Nodes [0, used_) are this document's; the rest are kept (with their
+  // items' capacity) for the next document decoded into this one.
   std::vector<Node> nodes_;
+  size_t used_ = 0;
   uint32_t root_ = 0;
 };
 
@@ -73,6 +76,10 @@ struct PickleResult {
 };
 
 PickleResult DecodePickle(const uint8_t* data, size_t size, const PickleLimits& limits = {});
+// The same into *doc, whose memory is reused (one per reading thread):
+// false with *error on failure.
+bool DecodePickleInto(const uint8_t* data, size_t size, const PickleLimits& limits, PickleDoc* doc,
+                      std::string* error, uint8_t* protocol = nullptr);
 
 // Whether the first bytes look like the start of a pickle of protocol 2 or
 // later (PROTO n, 2 <= n <= 5): how FR dumps are recognized by content.

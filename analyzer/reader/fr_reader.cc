@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <deque>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -49,8 +51,9 @@ struct Entry {
   int64_t timeout_ms = 0;
   bool is_p2p = false;
   bool is_p2p_known = false;
-  int state = 0;  // 0 scheduled, 1 started, 2 completed
-  std::vector<uint32_t> frames;
+  int state = 0;                      // 0 scheduled, 1 started, 2 completed
+  std::vector<uint32_t> frames;       // into Dump::frames
+  uint32_t frames_node = UINT32_MAX;  // pickle: the entry's frames list, resolved when kept
 };
 
 struct Dump {
@@ -173,17 +176,65 @@ class FromPickle {
         return false;
       }
       dump->entries.emplace_back();
-      if (!OneEntry(e, &dump->entries.back(), dump, error)) {
+      if (!OneEntry(e, &dump->entries.back(), error)) {
         *error = "entry " + std::to_string(k) + ": " + *error;
         return false;
       }
     }
+    // Frames are resolved only for the entries a report can show: those
+    // not completed and the newest of each process group.
+    std::map<std::string, size_t> newest;
+    for (size_t k = 0; k < dump->entries.size(); ++k) {
+      const Entry& e = dump->entries[k];
+      auto it = newest.find(e.pg_name);
+      if (it == newest.end()) {
+        newest.emplace(e.pg_name, k);
+      } else if (dump->entries[it->second].record_id < e.record_id) {
+        it->second = k;
+      }
+    }
+    for (Entry& e : dump->entries) {
+      if (e.state != 2) Frames(&e, dump);
+    }
+    for (const auto& [pg, k] : newest) Frames(&dump->entries[k], dump);
     return true;
   }
 
  private:
-  std::string Str(const Node* n, size_t max = 4096) const {
-    return n != nullptr && n->kind == Kind::kString ? Clean(n->s, max) : std::string();
+  // Strings are memoized in the pickle, so most entries' strings are the
+  // same few nodes: each is cleaned once.
+  const std::string& Str(const Node* n, size_t max = 4096) {
+    static const std::string kEmpty;
+    if (n == nullptr || n->kind != Kind::kString) return kEmpty;
+    const size_t index = static_cast<size_t>(n - &doc_.node(0));
+    if (str_of_.size() < doc_.size()) str_of_.resize(doc_.size(), UINT32_MAX);
+    uint32_t& slot = str_of_[index];
+    if (slot == UINT32_MAX || strs_[slot].second != max) {
+      slot = static_cast<uint32_t>(strs_.size());
+      strs_.emplace_back(Clean(n->s, max), max);
+    }
+    return strs_[slot].first;
+  }
+  void Frames(Entry* e, Dump* dump) {
+    if (e->frames_node == UINT32_MAX || !e->frames.empty()) return;
+    const Node& frames = doc_.node(e->frames_node);
+    const size_t n = std::min<size_t>(frames.items.size(), options_.max_frames_per_entry);
+    e->frames.reserve(n);
+    for (size_t k = 0; k < n; ++k) {
+      const uint32_t id = frames.items[k];
+      auto it = frame_ids_.find(id);
+      if (it == frame_ids_.end()) {
+        const Node& f = doc_.node(id);
+        if (f.kind != Kind::kDict) continue;
+        FrFrame frame;
+        frame.name = Str(doc_.Get(f, "name"), 256);
+        frame.filename = Str(doc_.Get(f, "filename"), 1024);
+        Int(doc_.Get(f, "line"), &frame.line);
+        it = frame_ids_.emplace(id, static_cast<uint32_t>(dump->frames.size())).first;
+        dump->frames.push_back(std::move(frame));
+      }
+      e->frames.push_back(it->second);
+    }
   }
   static bool Int(const Node* n, int64_t* out) {
     if (n == nullptr || n->kind == Kind::kNone) return true;  // absent / unknown
@@ -242,19 +293,78 @@ class FromPickle {
     return true;
   }
 
-  bool OneEntry(const Node& e, Entry* out, Dump* dump, std::string* error) {
+  enum EntryKey : size_t {
+    k_record_id,
+    k_collective_seq_id,
+    k_p2p_seq_id,
+    k_time_created_ns,
+    k_time_discovered_started_ns,
+    k_time_discovered_completed_ns,
+    k_timeout_ms,
+    k_process_group,
+    k_pg_id,
+    k_profiling_name,
+    k_state,
+    k_is_p2p,
+    k_input_sizes,
+    k_input_dtypes,
+    k_frames,
+    kNumEntryKeys
+  };
+  static constexpr const char* kEntryKeyNames[kNumEntryKeys] = {
+      "record_id",
+      "collective_seq_id",
+      "p2p_seq_id",
+      "time_created_ns",
+      "time_discovered_started_ns",
+      "time_discovered_completed_ns",
+      "timeout_ms",
+      "process_group",
+      "pg_id",
+      "profiling_name",
+      "state",
+      "is_p2p",
+      "input_sizes",
+      "input_dtypes",
+      "frames",
+  };
+  // The EntryKey of key node `node`, -1 for keys the reader does not use.
+  int KeyId(uint32_t node) {
+    auto it = key_ids_.find(node);
+    if (it != key_ids_.end()) return it->second;
+    int id = -1;
+    const Node& n = doc_.node(node);
+    for (size_t k = 0; n.kind == Kind::kString && k < kNumEntryKeys; ++k) {
+      if (n.s == kEntryKeyNames[k]) id = static_cast<int>(k);
+    }
+    key_ids_.emplace(node, id);
+    return id;
+  }
+
+  bool OneEntry(const Node& e, Entry* out, std::string* error) {
     struct IntKey {
       const char* key;
+      size_t id;
       int64_t* dst;
     };
+    // One pass over the entry's items; the keys are memoized strings, so
+    // each distinct key node is compared with the names once per file.
+    std::array<const Node*, kNumEntryKeys> field{};
+    for (size_t k = 0; k + 1 < e.items.size(); k += 2) {
+      const int id = KeyId(e.items[k]);
+      if (id >= 0) field[static_cast<size_t>(id)] = &doc_.node(e.items[k + 1]);
+    }
     int64_t created = 0, started = 0, completed = 0;
     const IntKey ints[] = {
-        {"record_id", &out->record_id},           {"collective_seq_id", &out->collective_seq_id},
-        {"p2p_seq_id", &out->p2p_seq_id},         {"time_created_ns", &created},
-        {"time_discovered_started_ns", &started}, {"time_discovered_completed_ns", &completed},
-        {"timeout_ms", &out->timeout_ms}};
+        {"record_id", k_record_id, &out->record_id},
+        {"collective_seq_id", k_collective_seq_id, &out->collective_seq_id},
+        {"p2p_seq_id", k_p2p_seq_id, &out->p2p_seq_id},
+        {"time_created_ns", k_time_created_ns, &created},
+        {"time_discovered_started_ns", k_time_discovered_started_ns, &started},
+        {"time_discovered_completed_ns", k_time_discovered_completed_ns, &completed},
+        {"timeout_ms", k_timeout_ms, &out->timeout_ms}};
     for (const IntKey& k : ints) {
-      if (!Int(doc_.Get(e, k.key), k.dst)) {
+      if (!Int(field[k.id], k.dst)) {
         *error = std::string("'") + k.key + "' is not an integer";
         return false;
       }
@@ -262,7 +372,7 @@ class FromPickle {
     out->time_created_ns = Positive(created);
     out->started_ns = Positive(started);
     out->completed_ns = Positive(completed);
-    if (const Node* pg = doc_.Get(e, "process_group")) {
+    if (const Node* pg = field[k_process_group]) {
       if ((pg->kind == Kind::kTuple || pg->kind == Kind::kList) && pg->items.size() >= 1) {
         out->pg_name = Str(&doc_.node(pg->items[0]), 256);
         if (pg->items.size() >= 2) out->pg_desc = Str(&doc_.node(pg->items[1]), 256);
@@ -274,16 +384,16 @@ class FromPickle {
       }
     } else {
       int64_t pg_id = -1;
-      if (Int(doc_.Get(e, "pg_id"), &pg_id) && pg_id >= 0) out->pg_name = std::to_string(pg_id);
+      if (Int(field[k_pg_id], &pg_id) && pg_id >= 0) out->pg_name = std::to_string(pg_id);
     }
-    out->profiling_name = Str(doc_.Get(e, "profiling_name"), 256);
-    out->state = StateOf(Str(doc_.Get(e, "state"), 32));
-    if (const Node* p2p = doc_.Get(e, "is_p2p")) {
+    out->profiling_name = Str(field[k_profiling_name], 256);
+    out->state = StateOf(Str(field[k_state], 32));
+    if (const Node* p2p = field[k_is_p2p]) {
       out->is_p2p_known = p2p->kind == Kind::kBool;
       out->is_p2p = p2p->kind == Kind::kBool && p2p->b;
     }
     // Elements: the sum over input tensors of the product of their sizes.
-    const Node* sizes = doc_.Get(e, "input_sizes");
+    const Node* sizes = field[k_input_sizes];
     if (sizes != nullptr && sizes->kind == Kind::kList) {
       uint64_t total = 0;
       const size_t tensors = std::min<size_t>(sizes->items.size(), 1024);
@@ -301,29 +411,13 @@ class FromPickle {
       }
       out->count = total;
     }
-    const Node* dtypes = doc_.Get(e, "input_dtypes");
+    const Node* dtypes = field[k_input_dtypes];
     if (dtypes != nullptr && dtypes->kind == Kind::kList && !dtypes->items.empty()) {
       out->dtype = Str(&doc_.node(dtypes->items[0]), 32);
     }
-    const Node* frames = doc_.Get(e, "frames");
+    const Node* frames = field[k_frames];
     if (frames != nullptr && frames->kind == Kind::kList) {
-      const size_t n = std::min<size_t>(frames->items.size(), options_.max_frames_per_entry);
-      out->frames.reserve(n);
-      for (size_t k = 0; k < n; ++k) {
-        const uint32_t id = frames->items[k];
-        auto it = frame_ids_.find(id);
-        if (it == frame_ids_.end()) {
-          const Node& f = doc_.node(id);
-          if (f.kind != Kind::kDict) continue;
-          FrFrame frame;
-          frame.name = Str(doc_.Get(f, "name"), 256);
-          frame.filename = Str(doc_.Get(f, "filename"), 1024);
-          Int(doc_.Get(f, "line"), &frame.line);
-          it = frame_ids_.emplace(id, static_cast<uint32_t>(dump->frames.size())).first;
-          dump->frames.push_back(std::move(frame));
-        }
-        out->frames.push_back(it->second);
-      }
+      out->frames_node = static_cast<uint32_t>(frames - &doc_.node(0));
     }
     return true;
   }
@@ -331,6 +425,9 @@ class FromPickle {
   const PickleDoc& doc_;
   const ReadOptions& options_;
   std::unordered_map<uint32_t, uint32_t> frame_ids_;  // frame dict node -> Dump::frames
+  std::unordered_map<uint32_t, int> key_ids_;         // key node -> EntryKey or -1
+  std::vector<uint32_t> str_of_;                      // node -> strs_ index
+  std::deque<std::pair<std::string, size_t>> strs_;   // cleaned strings, their limit
 };
 
 // ---- JSON ------------------------------------------------------------------
@@ -779,12 +876,13 @@ ReadResult ReadFrBytes(const uint8_t* data, size_t size, const std::string& name
   Dump dump;
   std::string error;
   if (LooksLikePickle(data, size)) {
-    PickleResult p = DecodePickle(data, size, options.pickle);
-    if (!p.ok) {
+    // One document per reading thread: its nodes are reused file after file.
+    thread_local PickleDoc doc;
+    if (!DecodePickleInto(data, size, options.pickle, &doc, &error)) {
       return Fail(name, "a pickle (" + std::to_string(size) +
-                            " bytes) that is not a readable Flight Recorder dump: " + p.error);
+                            " bytes) that is not a readable Flight Recorder dump: " + error);
     }
-    if (!FromPickle(p.doc, options).Run(&dump, &error)) {
+    if (!FromPickle(doc, options).Run(&dump, &error)) {
       return Fail(name, "a pickle that is not a Flight Recorder dump: " + error);
     }
   } else {
@@ -827,7 +925,8 @@ ReadResult ReadInputFile(const std::string& path) {
                                   "than the limit of " +
                                   std::to_string(kMaxFrFile));
     } else {
-      std::vector<uint8_t> bytes(static_cast<size_t>(size));
+      thread_local std::vector<uint8_t> bytes;  // reused file after file
+      if (bytes.size() < size) bytes.resize(static_cast<size_t>(size));
       if (!reader_internal::PreadFully(fd, 0, bytes.data(), size, &got, &error)) {
         result = fr::Fail(path, error);
       } else {

@@ -119,7 +119,7 @@ def frame(name, filename, line):
 
 
 def job(args):
-    """Per rank: (pg_config, pg_status, entries) of the emulated job."""
+    """Yields (rank, (pg_config, pg_status, entries, shared)) of the emulated job."""
     n, T = args.ranks, args.tp
     groups = [("0", "default_pg", list(range(n)))]
     if T > 1:
@@ -135,7 +135,6 @@ def job(args):
     normal = [f_ar, f_wrap, f_step, f_main, f_mod]
     tp_stack = [f_ar, f_wrap, f_tp, f_step, f_main, f_mod]
     shared = {id(f) for f in (f_ar, f_wrap, f_step, f_main, f_mod, f_tp)}
-    out = {}
     t0 = 1_764_280_000_000_000_000
     for rank in range(n):
         if args.fault == "missing" and rank == args.culprit:
@@ -196,8 +195,7 @@ def job(args):
             pg_status[name] = {"last_enqueued_collective": last_seq,
                                "last_started_collective": completed,
                                "last_completed_collective": completed}
-        out[rank] = (pg_config, pg_status, entries, shared)
-    return out
+        yield rank, (pg_config, pg_status, entries, shared)
 
 
 def dump_pickle(pg_config, pg_status, entries, shared):
@@ -238,7 +236,7 @@ def main():
     if args.culprit < 0:
         args.culprit = args.ranks // 2 + 1 if args.ranks > 2 else args.ranks - 1
     os.makedirs(args.out, exist_ok=True)
-    for rank, (cfg, st, entries, shared) in job(args).items():
+    for rank, (cfg, st, entries, shared) in job(args):
         if args.names == "old":
             name = "nccl_trace_rank_%d" % rank
         elif args.names == "host":
@@ -249,7 +247,7 @@ def main():
         with open(os.path.join(args.out, name), "wb") as f:
             f.write(data)
     if args.bad:
-        cfg, st, entries, shared = job(argparse.Namespace(**{**vars(args), "fault": "none"}))[0]
+        cfg, st, entries, shared = next(job(argparse.Namespace(**{**vars(args), "fault": "none"})))[1]
         whole = dump_pickle(cfg, st, entries, shared)
         with open(os.path.join(args.out, "truncated_trace_rank_9000"), "wb") as f:
             f.write(whole[: len(whole) // 2])
