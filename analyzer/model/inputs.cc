@@ -424,9 +424,9 @@ Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& opti
     }
     // The init reader's reason when it refused the file or found a header
     // flightrec never writes; else the reader's.
-    const std::string& why = !init_files[i].readable && !init_files[i].error.empty()
-                                 ? init_files[i].error
-                                 : results[i].error;
+    const std::string why = !init_files[i].readable && !init_files[i].error.empty()
+                                ? files[i] + ": " + init_files[i].error
+                                : results[i].error;
     rejected.push_back({files[i], why.empty() ? "unreadable" : why});
   }
   // The name says host and pid once the job id is known; it is the job's

@@ -259,6 +259,17 @@ TEST_F(TrustTest, AForgedOrForeignHangDumpOpensNoIncidentAndIsListedWithItsReaso
     ASSERT_TRUE(testing::WriteBytes(foreign, real.data(), real.size()));
     ASSERT_EQ(chown(foreign.c_str(), kOther, kOther), 0);
   }
+  // A ring that is a FIFO, and a half-made ring whose header names a host
+  // the plugin never writes (the init reader judges both too).
+  const std::string ring_fifo = Path("flightrec-job-node-15.ring");
+  ASSERT_EQ(mkfifo(ring_fifo.c_str(), 0666), 0);
+  test_support::ImageBuilder init(1, 4);
+  test_support::CopyStr(init.header().host, sizeof(init.header().host), "gpu[002]");
+  test_support::CopyStr(init.header().job_id, sizeof(init.header().job_id), "job");
+  init.header().process_state = format::kProcessStarting;
+  const std::vector<uint8_t> init_bytes = init.Bytes();
+  const std::string forged_init = Path("flightrec-job-gpu002-16.ring.init");
+  ASSERT_TRUE(testing::WriteBytes(forged_init, init_bytes.data(), init_bytes.size()));
   // A companion of ours (the trigger) is never an input; a `.ring.init` is.
   Write("flightrec-job.trigger", "node 1 timeout\n");
 
@@ -282,8 +293,12 @@ TEST_F(TrustTest, AForgedOrForeignHangDumpOpensNoIncidentAndIsListedWithItsReaso
   if (!foreign.empty()) {
     EXPECT_EQ(why[foreign], foreign + ": not owned by you: uid 4242");
   }
+  EXPECT_EQ(why[ring_fifo], ring_fifo + ": not a regular file");
+  EXPECT_EQ(why[forged_init],
+            forged_init + ": host name has characters flightrec never writes: forged or corrupt");
   EXPECT_EQ(why.count(Path("flightrec-job.trigger")), 0u);
-  EXPECT_EQ(inputs.rejected.size(), foreign.empty() ? 3u : 4u);
+  EXPECT_EQ(inputs.rejected.size(), foreign.empty() ? 5u : 6u);
+  EXPECT_TRUE(inputs.processes.empty());
 }
 
 }  // namespace
