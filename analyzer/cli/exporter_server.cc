@@ -153,6 +153,7 @@ struct ExporterServer::Conn {
   int state = kIdle;
   Clock::time_point since = Clock::now();  // of `state`
   bool listed = false;                     // in conns_ (not evicted)
+  bool close_after = false;                // the last answer ends the connection
 };
 
 // A connection's byte stream (plain or TLS) with the deadlines and the
@@ -186,7 +187,10 @@ class ExporterServer::Stream : public httplib::Stream {
 
   ssize_t read(char* ptr, size_t size) override {
     if (pos_ == len_) {
-      if (budget_ == 0) return -1;  // the request is too large
+      if (budget_ == 0) {  // the request is too large
+        conn_->close_after = true;
+        return -1;
+      }
       const size_t want = budget_ < sizeof(buf_) ? budget_ : sizeof(buf_);
       const ssize_t n = Fill(want);
       if (n <= 0) return n;
@@ -399,6 +403,13 @@ ExporterServer::ExporterServer(const ServerLimits& limits) : limits_(limits) {
   set_keep_alive_max_count(limits_.max_requests);
   set_keep_alive_timeout(
       std::chrono::duration_cast<std::chrono::seconds>(limits_.idle_timeout).count());
+  // After an answer to a request that was not read whole (400, 408, 413,
+  // 414, ...), what follows on the connection is not a request: end it.
+  set_logger([](const httplib::Request&, const httplib::Response& res) {
+    if (t_conn != nullptr && res.status >= 400 && res.status != 401 && res.status != 404) {
+      t_conn->close_after = true;
+    }
+  });
   set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (t_conn != nullptr) SetState(t_conn, kAnswering);  // the request is in
     if (auth_ == nullptr || auth_->Allows(req)) return HandlerResponse::Unhandled;
@@ -588,7 +599,7 @@ bool ExporterServer::process_and_close_socket(socket_t sock) {
       strm.BeginRequest();
       bool closed = false;
       ok = process_request(strm, n + 1 == limits_.max_requests, closed, nullptr);
-      if (!ok || closed) break;
+      if (!ok || closed || conn.close_after) break;
     }
   }
   if (ssl != nullptr) {

@@ -16,8 +16,9 @@
 // The parser is strict: block mappings of plain or quoted scalars, two
 // levels, `#` comments; any other key or YAML construct is an error naming
 // the file and line. The file holds password hashes and key paths: it is
-// read only when it is a regular file owned by the running user (or the
-// trusted group, NCCL_FLIGHTREC_GROUP), never through a symlink.
+// read only when it is a regular file owned by the running user, root, or
+// a member of the trusted group (--trust-group, NCCL_FLIGHTREC_GROUP),
+// never through a symlink.
 #ifndef FLIGHTREC_ANALYZER_CLI_WEB_CONFIG_H_
 #define FLIGHTREC_ANALYZER_CLI_WEB_CONFIG_H_
 
@@ -54,7 +55,8 @@ struct WebConfig {
 bool ParseWebConfig(const std::string& text, const std::string& name, const std::string& base_dir,
                     WebConfig* out, std::string* error);
 
-// Reads `path` with fileio::OpenForRead under `trust` and parses it.
+// Reads `path` with fileio::OpenForRead under `trust` (or as a file of
+// root's) and parses it.
 bool LoadWebConfig(const std::string& path, const fileio::Trust& trust, WebConfig* out,
                    std::string* error);
 

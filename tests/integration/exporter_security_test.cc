@@ -314,6 +314,60 @@ TEST_F(ExporterSecurity, SlowClientsNeitherKeepAScrapeOutNorHoldTheirConnections
   EXPECT_LT(Since(t0), 3.0);
 }
 
+// Sends `request` on a new connection and reads until the server closes
+// it (at most 5 s): what it answered.
+std::string AnswerTo(int port, const std::string& request) {
+  const int fd = Connect(port);
+  if (fd < 0) return "(no connection)";
+  send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string answer;
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    struct pollfd p = {fd, POLLIN, 0};
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0 || poll(&p, 1, static_cast<int>(left)) <= 0) {
+      answer += "(still open)";
+      break;
+    }
+    char buf[4096];
+    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    answer.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return answer;
+}
+
+TEST_F(ExporterSecurity, OversizedRequestsAreRefusedAndTheirConnectionsClosed) {
+  Exporter ex(dir_, "--listen 127.0.0.1:0 " + Q(job_->ring_dir));
+  ASSERT_GT(ex.port, 0) << ex.err();
+  std::string headers = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+  for (int i = 0; i < 400; ++i)
+    headers += "X-Pad-" + std::to_string(i) + ": " + std::string(100, 'b') + "\r\n";
+  headers += "\r\n";
+  const std::string big_headers = AnswerTo(ex.port, headers);
+  EXPECT_EQ(big_headers.rfind("HTTP/1.1 400 ", 0), 0u) << big_headers.substr(0, 200);
+  EXPECT_EQ(big_headers.find("(still open)"), std::string::npos);
+  EXPECT_EQ(big_headers.find("flightrec_"), std::string::npos);
+  const std::string big_body =
+      AnswerTo(ex.port, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" +
+                            std::string(50000, 'x'));
+  EXPECT_EQ(big_body.rfind("HTTP/1.1 413 ", 0), 0u) << big_body.substr(0, 200);
+  EXPECT_EQ(big_body.find("(still open)"), std::string::npos);
+  // Keep-alive still works for well-formed requests.
+  const std::string two = AnswerTo(ex.port,
+                                   "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+                                   "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  size_t answers = 0;
+  for (size_t at = two.find("HTTP/1.1 200 "); at != std::string::npos;
+       at = two.find("HTTP/1.1 200 ", at + 1)) {
+    ++answers;
+  }
+  EXPECT_EQ(answers, 2u) << two.substr(0, 300);
+  EXPECT_EQ(ex.proc.Stop(SIGTERM, 10), 0) << ex.err();
+}
+
 TEST_F(ExporterSecurity, ServesTlsWithBasicAuthFromAWebConfigFile) {
   MakeServerCert();
   WriteText(dir_ + "/web.yml",
