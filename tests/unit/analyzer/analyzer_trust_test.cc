@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <map>
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "analyzer/cli/commands.h"
 #include "analyzer/cli/dump_scan.h"
 #include "analyzer/cli/verdict_lock.h"
 #include "analyzer/model/inputs.h"
@@ -299,6 +301,48 @@ TEST_F(TrustTest, AForgedOrForeignHangDumpOpensNoIncidentAndIsListedWithItsReaso
   EXPECT_EQ(why.count(Path("flightrec-job.trigger")), 0u);
   EXPECT_EQ(inputs.rejected.size(), foreign.empty() ? 5u : 6u);
   EXPECT_TRUE(inputs.processes.empty());
+}
+
+// `flightrec trigger`, in-process through its CLI11 registration (with the
+// shared --trust-group option): only the protocol's reasons are accepted,
+// and the trigger replaces a symlink planted at its name.
+int RunTrigger(const std::vector<std::string>& args, std::string* usage_error) {
+  CLI::App app{"flightrec"};
+  int exit_code = -1;
+  AddTriggerCommand(app, &exit_code);
+  AddTrustGroupOption(app);
+  std::vector<const char*> argv = {"flightrec", "trigger"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    *usage_error = e.what();
+    return 2;
+  }
+  return exit_code;
+}
+
+TEST_F(TrustTest, TriggerTakesOnlyTheProtocolsReasonsAndNeverFollowsASymlink) {
+  std::string usage;
+  EXPECT_EQ(RunTrigger({dir_, "--job", "job", "--reason", "see /etc/passwd"}, &usage), 2);
+  EXPECT_NE(usage.find("is not a trigger reason: use user or timeout"), std::string::npos) << usage;
+  EXPECT_EQ(RunTrigger({dir_, "--job", "job", "--trust-group", "no-such-group-x"}, &usage), 2);
+  EXPECT_NE(usage.find("no such group: no-such-group-x"), std::string::npos) << usage;
+  char name[format::kFileNameMax];
+  ASSERT_TRUE(format::TriggerName("job", name, sizeof(name)));
+  Write("precious", "keep me\n");
+  ASSERT_EQ(symlink(Path("precious").c_str(), Path(name).c_str()), 0);
+  usage.clear();
+  EXPECT_EQ(RunTrigger({dir_, "--job", "job", "--reason", "timeout"}, &usage), 0) << usage;
+  EXPECT_EQ(testing::ReadText(Path("precious")), "keep me\n");
+  format::TriggerLine line;
+  ASSERT_TRUE(format::ParseTrigger(testing::ReadText(Path(name)).c_str(), &line));
+  EXPECT_TRUE(line.FromTimeout());
+  EXPECT_EQ(line.host, LocalHostName());
+  EXPECT_EQ(line.pid, getpid());
+  struct stat st;
+  ASSERT_EQ(lstat(Path(name).c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
 }
 
 }  // namespace
