@@ -314,6 +314,44 @@ TEST_F(ExporterSecurity, SlowClientsNeitherKeepAScrapeOutNorHoldTheirConnections
   EXPECT_LT(Since(t0), 3.0);
 }
 
+TEST_F(ExporterSecurity, SlowTlsClientsNeitherKeepAScrapeOutNorDelaySigterm) {
+  MakeServerCert();
+  WriteText(dir_ + "/web.yml",
+            "tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n"
+            "basic_auth_users:\n  prometheus: " +
+                std::string(kHash2y) + "\n");
+  Exporter ex(dir_, "--listen 127.0.0.1:0 --web.config.file " + Q(dir_ + "/web.yml") + " " +
+                        Q(job_->ring_dir));
+  ASSERT_GT(ex.port, 0) << ex.err();
+  ASSERT_TRUE(ex.proc.WaitBlocks(SIGTERM, 30));
+  // 64 clients send the first bytes of a TLS ClientHello (a record header
+  // announcing 512 bytes) and stall, 64 send nothing.
+  std::vector<int> stalled;
+  for (int i = 0; i < 128; ++i) {
+    const int fd = Connect(ex.port);
+    ASSERT_GE(fd, 0) << "connection " << i << ": " << strerror(errno);
+    if (i % 2 == 0) {
+      ASSERT_EQ(send(fd, "\x16\x03\x01\x02\x00\x01", 6, MSG_NOSIGNAL), 6);
+    }
+    stalled.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::string url = "https://127.0.0.1:" + std::to_string(ex.port) + "/metrics";
+  for (int i = 0; i < 3; ++i) {
+    const auto t0 = Clock::now();
+    const Curl ok =
+        RunCurl(dir_, "--cacert " + Q(dir_ + "/cert.pem") + " -u 'prometheus:U*U'", url);
+    EXPECT_EQ(ok.code, "200") << ReadText(dir_ + "/curl.err");
+    EXPECT_NE(ok.body.find("flightrec_exporter_rings 2"), std::string::npos);
+    EXPECT_LT(Since(t0), 3.0) << "scrape " << i << " waited behind the slow clients";
+  }
+  // Stopped at once although the stalled handshakes have seconds left.
+  const auto t0 = Clock::now();
+  EXPECT_EQ(ex.proc.Stop(SIGTERM, 10), 0) << ex.err();
+  EXPECT_LT(Since(t0), 3.0);
+  for (int fd : stalled) close(fd);
+}
+
 // Sends `request` on a new connection and reads until the server closes
 // it (at most 5 s): what it answered.
 std::string AnswerTo(int port, const std::string& request) {
