@@ -22,7 +22,8 @@ std::string HexId(uint64_t id) {
 
 std::string ProcessLabel(const ProcessSnapshot& p) {
   // PyTorch FR dumps name no host or pid: the global rank is their identity.
-  if (p.pytorch_fr) return "PyTorch FR global rank " + std::to_string(p.pytorch_fr->global_rank);
+  if (p.pytorch_fr && p.pytorch_fr->path == p.path)
+    return "PyTorch FR global rank " + std::to_string(p.pytorch_fr->global_rank);
   return (p.host.empty() ? std::string("?") : p.host) + " pid " + std::to_string(p.pid);
 }
 

@@ -10,6 +10,7 @@
 #include <thread>
 #include <tuple>
 
+#include "analyzer/model/describe.h"
 #include "analyzer/model/record_window.h"
 #include "analyzer/reader/fr_reader.h"
 #include "analyzer/reader/init_file.h"
@@ -224,9 +225,15 @@ size_t ChooseFile(const std::vector<ProcessSnapshot>& snaps, const std::vector<s
   return dumps.back();
 }
 
+// PyTorch FR dumps carry no job id: they count only when no flightrec file
+// does (docs/design/pytorch-fr.md).
 std::string MajorityJob(const std::vector<ProcessSnapshot>& snapshots) {
   std::map<std::string, std::map<ProcessKey, int>> by_job;
-  for (const ProcessSnapshot& s : snapshots) by_job[s.job_id][KeyOf(s)] = 1;
+  const bool ours = std::any_of(snapshots.begin(), snapshots.end(),
+                                [](const ProcessSnapshot& s) { return !s.pytorch_fr; });
+  for (const ProcessSnapshot& s : snapshots) {
+    if (!ours || !s.pytorch_fr) by_job[s.job_id][KeyOf(s)] = 1;
+  }
   std::string best;
   size_t best_count = 0;
   for (const auto& [job, procs] : by_job) {  // ordered: ties go to the smaller id
@@ -236,6 +243,37 @@ std::string MajorityJob(const std::vector<ProcessSnapshot>& snapshots) {
     }
   }
   return best;
+}
+
+// A PyTorch FR dump and flightrec files of the same process (the same
+// global rank: the rank in the process's widest communicator, which has as
+// many ranks as the FR dump's widest group): flightrec's records are the
+// evidence, the FR dump's Python frames are attached to them
+// (docs/design/pytorch-fr.md "Mixed directories"). For each FR dump merged
+// so, the index of a flightrec file it was attached to, else SIZE_MAX.
+std::vector<size_t> MergeFrDumps(std::vector<ProcessSnapshot>* snapshots) {
+  std::vector<size_t> merged(snapshots->size(), SIZE_MAX);
+  std::map<std::pair<int32_t, int32_t>, std::vector<size_t>> ours;  // (nranks, rank) -> files
+  for (size_t i = 0; i < snapshots->size(); ++i) {
+    const ProcessSnapshot& s = (*snapshots)[i];
+    const CommSnapshot* widest = s.pytorch_fr ? nullptr : WidestComm(s);
+    if (widest != nullptr) ours[{widest->nranks, widest->rank}].push_back(i);
+  }
+  for (size_t i = 0; i < snapshots->size() && !ours.empty(); ++i) {
+    ProcessSnapshot& fr = (*snapshots)[i];
+    const bool fr_file = fr.pytorch_fr && fr.pytorch_fr->path == fr.path;
+    const CommSnapshot* widest = fr_file ? WidestComm(fr) : nullptr;
+    if (widest == nullptr) continue;
+    auto it = ours.find({widest->nranks, static_cast<int32_t>(fr.pytorch_fr->global_rank)});
+    if (it == ours.end()) continue;
+    for (size_t k : it->second) {
+      if ((*snapshots)[k].job_id == fr.job_id) (*snapshots)[k].pytorch_fr = fr.pytorch_fr;
+    }
+    if ((*snapshots)[it->second.front()].pytorch_fr == fr.pytorch_fr) {
+      merged[i] = it->second.front();
+    }
+  }
+  return merged;
 }
 
 // A ring never renamed from `.ring.init` stands for a process that died
@@ -300,6 +338,11 @@ Inputs SelectSnapshots(std::vector<ProcessSnapshot> snapshots,
                        std::vector<RejectedInput> rejected) {
   Inputs in;
   in.job_id = MajorityJob(snapshots);
+  // FR dumps beside flightrec files belong to their job (they name none).
+  for (ProcessSnapshot& s : snapshots) {
+    if (s.pytorch_fr) s.job_id = in.job_id;
+  }
+  const std::vector<size_t> merged = MergeFrDumps(&snapshots);
   std::map<ProcessKey, std::vector<size_t>> by_process;
   // host, pid -> an init-less file: a ring that finished init supersedes a
   // half-made one of the same process (whose creation time may be unknown).
@@ -307,6 +350,12 @@ Inputs SelectSnapshots(std::vector<ProcessSnapshot> snapshots,
   std::vector<size_t> init_only;
   for (size_t i = 0; i < snapshots.size(); ++i) {
     const ProcessSnapshot& s = snapshots[i];
+    if (merged[i] != SIZE_MAX) {
+      in.superseded.push_back({s.path, snapshots[merged[i]].path,
+                               "a PyTorch FR dump of the same global rank: its Python frames are "
+                               "attached to that process, whose records are the evidence"});
+      continue;
+    }
     if (s.job_id != in.job_id) {
       rejected.push_back({s.path, "foreign job id '" + s.job_id +
                                       "' (the majority of processes are job '" + in.job_id + "')"});

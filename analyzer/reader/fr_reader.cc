@@ -32,6 +32,13 @@ const FrEntryInfo* PytorchFrInfo::Current() const {
   return entries.empty() ? nullptr : &entries.back();
 }
 
+std::string PytorchFrInfo::GroupName(int32_t group) const {
+  if (group < 0 || static_cast<size_t>(group) >= groups.size()) return "?";
+  const FrGroupInfo& g = groups[static_cast<size_t>(group)];
+  if (!g.desc.empty() && g.desc != "undefined") return g.desc;
+  return "pg " + g.name;
+}
+
 namespace fr {
 namespace {
 
@@ -668,6 +675,7 @@ ReadResult Fail(const std::string& name, const std::string& problem) {
 ReadResult Map(Dump&& dump, const std::string& name, uint64_t file_size) {
   auto info = std::make_shared<PytorchFrInfo>();
   info->format = dump.format;
+  info->path = name;
   info->version = dump.version;
   info->groups = std::move(dump.groups);
   if (info->groups.empty() && dump.entries.empty()) {
@@ -731,6 +739,7 @@ ReadResult Map(Dump&& dump, const std::string& name, uint64_t file_size) {
   s.file_size = file_size;
 
   // One comm per process group the rank is in.
+  std::vector<int32_t> group_of_comm;      // comm -> index into info->groups
   std::map<std::string, int32_t> comm_of;  // pg name -> index into s.comms
   for (size_t g = 0; g < info->groups.size(); ++g) {
     FrGroupInfo& group = info->groups[g];
@@ -746,6 +755,7 @@ ReadResult Map(Dump&& dump, const std::string& name, uint64_t file_size) {
     c.rank = static_cast<int32_t>(at - group.ranks.begin());
     c.nranks = static_cast<int32_t>(group.ranks.size());
     comm_of[group.name] = static_cast<int32_t>(s.comms.size());
+    group_of_comm.push_back(static_cast<int32_t>(g));
     s.comms.push_back(std::move(c));
   }
 
@@ -817,6 +827,7 @@ ReadResult Map(Dump&& dump, const std::string& name, uint64_t file_size) {
     FrEntryInfo fe;
     fe.record_id = r.slot_seq;
     fe.comm = c->second;
+    fe.group = group_of_comm[static_cast<size_t>(c->second)];
     fe.profiling_name = std::move(e.profiling_name);
     fe.state = e.state == 2 ? "completed" : e.state == 1 ? "started" : "scheduled";
     fe.collective_seq_id = Positive(e.collective_seq_id);
@@ -945,8 +956,7 @@ std::vector<std::string> FrCurrentFrames(const ProcessSnapshot& p, size_t max, s
   const FrEntryInfo* e = info.Current();
   if (e == nullptr) return lines;
   if (what != nullptr) {
-    const std::string comm =
-        e->comm >= 0 && static_cast<size_t>(e->comm) < p.comms.size() ? p.comms[e->comm].name : "?";
+    const std::string comm = info.GroupName(e->group);
     *what = e->profiling_name + " #" + std::to_string(e->collective_seq_id) + " (" + e->state +
             ") on " + comm;
   }

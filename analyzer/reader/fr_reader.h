@@ -32,7 +32,8 @@ struct FrFrame {
 // One FR entry kept for the reports (by record_id = OpRecord::slot_seq).
 struct FrEntryInfo {
   uint64_t record_id = 0;
-  int32_t comm = -1;  // index into ProcessSnapshot::comms
+  int32_t comm = -1;   // index into the FR snapshot's comms
+  int32_t group = -1;  // index into PytorchFrInfo::groups
   std::string profiling_name;
   const char* state = "scheduled";  // "scheduled" | "started" | "completed"
   uint64_t collective_seq_id = 0;
@@ -56,6 +57,7 @@ struct PytorchFrInfo {
   int64_t global_rank = -1;
   std::string rank_from;  // how the global rank was found
   std::vector<FrGroupInfo> groups;
+  std::string path;  // the FR dump these come from
   std::vector<FrFrame> frames;
   std::vector<FrEntryInfo> entries;  // ascending record_id
   uint64_t first_record_id = 0;      // > 0: the ring wrapped, older entries are lost
@@ -64,6 +66,8 @@ struct PytorchFrInfo {
   // The entry a report shows for a process: its oldest entry not
   // completed (where it waits), else its newest (the last call it made).
   const FrEntryInfo* Current() const;
+  // "default_pg" (the desc), or "pg <name>" when the desc is "undefined".
+  std::string GroupName(int32_t group) const;
 };
 
 namespace fr {

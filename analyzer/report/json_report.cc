@@ -55,6 +55,7 @@ json ProcessJson(const ReportInput& in, int32_t process, int32_t group, int32_t 
     j["pytorch_fr"] = {{"global_rank", p.pytorch_fr->global_rank},
                        {"rank_from", p.pytorch_fr->rank_from},
                        {"format", p.pytorch_fr->format},
+                       {"path", p.pytorch_fr->path},
                        {"version", p.pytorch_fr->version},
                        {"entry", what},
                        {"python_frames", frames}};

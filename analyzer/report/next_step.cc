@@ -1,6 +1,7 @@
 #include "analyzer/report/next_step.h"
 
 #include "analyzer/model/describe.h"
+#include "analyzer/reader/fr_reader.h"
 
 namespace flightrec {
 namespace report {
@@ -66,7 +67,8 @@ NextStep NextStepFor(const analysis::JobIndex& index, const Finding& f) {
         return Step(kNotReached, "check that GPU" + OnHost(index, process) +
                                      ": `nvidia-smi -q`, Xid errors in `dmesg -T`");
       }
-      if (process >= 0 && index.processes()[process].pytorch_fr) {
+      if (process >= 0 && index.processes()[process].pytorch_fr &&
+          index.processes()[process].pytorch_fr->path == index.processes()[process].path) {
         return Step(kLaggingOutside,
                     "see where " + analysis::ProcessLabel(index.processes()[process]) +
                         " is stuck in its own code after its last call (its Python stack "

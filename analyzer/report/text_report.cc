@@ -175,7 +175,8 @@ std::string TextReport(const ReportInput& in) {
           c.process >= 0 ? FrCurrentFrames(in.index.processes()[c.process], 8, &what)
                          : std::vector<std::string>();
       if (!frames.empty()) {
-        s += "    Python stack of " + what + " (PyTorch FR):\n";
+        s += "    Python stack of " + what + " (PyTorch FR dump " +
+             in.index.processes()[c.process].pytorch_fr->path + "):\n";
         for (const std::string& f : frames) s += "      " + f + "\n";
       }
     }

@@ -14,6 +14,7 @@
 #include "analyzer/model/job_index.h"
 #include "analyzer/reader/fr_reader.h"
 #include "analyzer/report/report.h"
+#include "flightrec/record_format.h"
 #include "support/files.h"
 #include "tests/unit/reader/fr_pickle_builder.h"
 
@@ -126,6 +127,88 @@ TEST(FrAnalyze, TruncatedEmptyAndCorruptDumpsAreRejectedTheRestAnalyzed) {
   EXPECT_NE(run->inputs.rejected[1].reason.find("(GLOBAL) is outside"), std::string::npos);
   EXPECT_NE(run->inputs.rejected[2].reason.find("truncated"), std::string::npos);
   testing::RemoveTree(dir);
+}
+
+// A flightrec process of the job, as the reader makes it: one world comm of
+// `nranks`, collectives 0..last, the last `pending` of them not done.
+ProcessSnapshot OurProcess(int rank, int nranks, uint64_t last, bool pending) {
+  ProcessSnapshot p;
+  p.path = "/job/flightrec-j-host-" + std::to_string(100 + rank) + ".ring";
+  p.host = "host";
+  p.pid = 100 + rank;
+  p.job_id = "j";
+  p.process_state = format::kProcessRunning;
+  p.heartbeat_wall_ns = 1764280000000000000ULL + 60000000000ULL;
+  CommSnapshot c;
+  c.comm_id = 0x1234;
+  c.name = "world";
+  c.state = format::kRegionActive;
+  c.flags = format::kRegionCompletionTracked;
+  c.rank = rank;
+  c.nranks = nranks;
+  for (uint64_t i = 0; i <= last; ++i) {
+    OpRecord r;
+    r.slot_seq = i;
+    r.op_index = i;
+    r.nccl_seq = i;
+    r.func = format::kFuncAllReduce;
+    r.count = 1024;
+    r.datatype = format::kTypeFloat32;
+    r.state = pending && i == last ? format::kOpEnqueued : format::kOpDone;
+    r.t_enqueue_ns = 1764280000000000000ULL + i * 1000000;
+    r.t_last_progress_ns = r.t_enqueue_ns + 1000;
+    c.records.push_back(r);
+  }
+  c.head = c.coll_count = last + 1;
+  c.capacity = 4096;
+  p.comms.push_back(c);
+  return p;
+}
+
+TEST(FrAnalyze, MixedDirectoriesUseOurRecordsAndAttachTheFrFrames) {
+  // The same job seen by both: rank 2 one collective behind.
+  std::vector<ProcessSnapshot> snaps;
+  const FrDumpBuilder fr = FrDumpBuilder(4, 1).Steps(10).Behind(2);
+  for (int r = 0; r < 4; ++r) {
+    snaps.push_back(OurProcess(r, 4, r == 2 ? 8 : 9, r != 2));
+    const std::vector<uint8_t> bytes = fr.Build(r);
+    ReadResult rr = fr::ReadFrBytes(bytes.data(), bytes.size(),
+                                    "/job/comm_lib_trace_rank_" + std::to_string(r));
+    ASSERT_TRUE(rr.ok) << rr.error;
+    snaps.push_back(std::move(rr.snapshot));
+  }
+  analysis::Inputs in = analysis::SelectSnapshots(std::move(snaps), {});
+  ASSERT_EQ(in.processes.size(), 4u);
+  EXPECT_EQ(in.job_id, "j");
+  ASSERT_EQ(in.superseded.size(), 4u);
+  EXPECT_EQ(in.superseded[0].path, "/job/comm_lib_trace_rank_0");
+  EXPECT_EQ(in.superseded[0].by, "/job/flightrec-j-host-100.ring");
+  analysis::JobIndex index(in.processes);
+  const analysis::Analysis a = analysis::Analyze(index);
+  const report::ReportInput ri{in, index, a};
+  const std::string text = report::TextReport(ri);
+  EXPECT_EQ(a.verdict, analysis::Verdict::kHang) << text;
+  ASSERT_EQ(a.culprits.size(), 1u) << text;
+  ASSERT_GE(a.culprits[0].process, 0);
+  EXPECT_EQ(in.processes[static_cast<size_t>(a.culprits[0].process)].pid, 102) << text;
+  EXPECT_NE(text.find("Python stack of nccl:all_reduce #9 (completed) on default_pg (PyTorch FR "
+                      "dump /job/comm_lib_trace_rank_2)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("eval_step (/job/train.py:97)"), std::string::npos) << text;
+  // The same FR dumps alone give the same culprit.
+  std::vector<ProcessSnapshot> fr_only;
+  for (int r = 0; r < 4; ++r) {
+    const std::vector<uint8_t> bytes = fr.Build(r);
+    fr_only.push_back(
+        fr::ReadFrBytes(bytes.data(), bytes.size(), "/x/rank_" + std::to_string(r)).snapshot);
+  }
+  analysis::Inputs in2 = analysis::SelectSnapshots(std::move(fr_only), {});
+  analysis::JobIndex index2(in2.processes);
+  const analysis::Analysis a2 = analysis::Analyze(index2);
+  EXPECT_EQ(a2.verdict, a.verdict);
+  ASSERT_EQ(a2.culprits.size(), 1u);
+  EXPECT_EQ(in2.processes[static_cast<size_t>(a2.culprits[0].process)].pytorch_fr->global_rank, 2);
 }
 
 }  // namespace
