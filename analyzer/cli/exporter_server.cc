@@ -361,6 +361,22 @@ class ExporterServer::Threads : public httplib::TaskQueue {
 
 BasicAuth::BasicAuth(std::map<std::string, std::string> users) : users_(std::move(users)) {}
 
+bool BasicAuth::Bcrypt(const std::string& password, const std::string& hash) {
+  {
+    std::unique_lock<std::mutex> lock(gate_mu_);
+    if (!gate_cv_.wait_for(lock, std::chrono::seconds(5),
+                           [this] { return bcrypt_running_ < kMaxBcrypt; })) {
+      return false;  // a flood of guesses: this one is refused unchecked
+    }
+    ++bcrypt_running_;
+  }
+  const bool match = BcryptMatches(password, hash);
+  std::lock_guard<std::mutex> lock(gate_mu_);
+  --bcrypt_running_;
+  gate_cv_.notify_one();
+  return match;
+}
+
 bool BasicAuth::Allows(const httplib::Request& req) {
   if (users_.empty()) return true;
   const std::string header = req.get_header_value("Authorization");
@@ -376,7 +392,7 @@ bool BasicAuth::Allows(const httplib::Request& req) {
   const auto it = users_.find(user);
   if (it == users_.end()) {
     // As slow as a wrong password of a known user.
-    BcryptMatches(password, users_.begin()->second);
+    Bcrypt(password, users_.begin()->second);
     return false;
   }
   const std::string digest = Sha256(user, password);
@@ -388,7 +404,7 @@ bool BasicAuth::Allows(const httplib::Request& req) {
       return true;
     }
   }
-  if (!BcryptMatches(password, it->second)) return false;
+  if (!Bcrypt(password, it->second)) return false;
   std::lock_guard<std::mutex> lock(mu_);
   if (!digest.empty()) accepted_[user] = digest;
   return true;
@@ -411,8 +427,12 @@ ExporterServer::ExporterServer(const ServerLimits& limits) : limits_(limits) {
     }
   });
   set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (t_conn != nullptr) SetState(t_conn, kAnswering);  // the request is in
-    if (auth_ == nullptr || auth_->Allows(req)) return HandlerResponse::Unhandled;
+    // The request is in. Until its password is checked the connection
+    // stays evictable: guesses waiting for bcrypt never hold a slot.
+    if (auth_ == nullptr || auth_->Allows(req)) {
+      if (t_conn != nullptr) SetState(t_conn, kAnswering);
+      return HandlerResponse::Unhandled;
+    }
     res.status = 401;
     res.set_header("WWW-Authenticate", "Basic realm=\"flightrec exporter\"");
     res.set_content("Unauthorized\n", "text/plain");

@@ -21,6 +21,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <list>
 #include <map>
@@ -45,7 +46,9 @@ struct ServerLimits {
 };
 
 // Basic auth against bcrypt hashes. A password that matched once is
-// remembered as its SHA-256 so that each scrape does not pay bcrypt's cost.
+// remembered as its SHA-256 so that each scrape does not pay bcrypt's cost;
+// at most kMaxBcrypt checks run at once (a flood of guesses takes that
+// many cores, no more; one that waits 5 s for its turn is refused).
 class BasicAuth {
  public:
   explicit BasicAuth(std::map<std::string, std::string> users);
@@ -55,9 +58,15 @@ class BasicAuth {
   bool Allows(const httplib::Request& req);
 
  private:
+  static constexpr int kMaxBcrypt = 2;
+  bool Bcrypt(const std::string& password, const std::string& hash);
+
   std::map<std::string, std::string> users_;
   std::mutex mu_;
   std::map<std::string, std::string> accepted_;  // user -> SHA-256(user, password)
+  std::mutex gate_mu_;
+  std::condition_variable gate_cv_;
+  int bcrypt_running_ = 0;
 };
 
 class ExporterServer : public httplib::Server {
