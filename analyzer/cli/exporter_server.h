@@ -3,16 +3,21 @@
 // connections this class runs itself, so that no client can hold the
 // server:
 //
-//  * one thread per connection, at most `max_connections` connections; a
-//    connection beyond that evicts the one that has waited longest without
-//    a complete request (idle keep-alive, or a request still arriving), so
-//    slow clients cannot keep a scrape out; with every connection busy
-//    answering, the newcomer gets 503 (plain HTTP) or is closed (TLS);
-//  * a request (TLS handshake included for a new connection) must arrive
-//    whole within `request_timeout` and be at most `max_request_bytes`; a
-//    response must be taken within `write_timeout`; an idle keep-alive
-//    connection is closed after `idle_timeout`, and any connection after
-//    `max_requests` requests;
+//  * one thread per connection (up to 2 * max_connections + 8 threads;
+//    beyond, accepted connections wait for one in order), at most
+//    `max_connections` connections served; one more evicts the one that
+//    has waited longest without a complete, authorized request (idle
+//    keep-alive, a TLS handshake or a request still arriving, a password
+//    waiting for its check), so slow clients cannot keep a scrape out; with
+//    every connection answering, the newcomer gets 503 (plain HTTP) or is
+//    closed (TLS);
+//  * a request must arrive whole within `request_timeout` of its first
+//    byte and be at most `max_request_bytes` (else the connection ends); a
+//    new connection has `request_timeout` for its TLS handshake and as long
+//    for its first byte; a response must be taken within `write_timeout`;
+//    an idle keep-alive connection is closed after `idle_timeout`, and any
+//    connection after `max_requests` requests or after an answer to a
+//    request that was not read whole;
 //  * TLS (OpenSSL) and HTTP basic auth (bcrypt hashes) from a web config
 //    file (web_config.h).
 #ifndef FLIGHTREC_ANALYZER_CLI_EXPORTER_SERVER_H_
