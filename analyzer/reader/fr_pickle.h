@@ -59,6 +59,14 @@ class PickleDoc {
   // string key `key` (the last of equal keys wins, as in Python).
   const Node* Get(const Node& dict, std::string_view key) const;
 
+  // Frees the kept nodes when more than `max_nodes` are held (a reused
+  // document does not keep a huge file's memory for good).
+  void Trim(size_t max_nodes) {
+    if (nodes_.size() <= max_nodes) return;
+    std::vector<Node>().swap(nodes_);
+    used_ = 0;
+  }
+
  private:
   friend class Decoder;
   // Nodes [0, used_) are this document's; the rest are kept (with their

@@ -889,6 +889,10 @@ ReadResult ReadFrBytes(const uint8_t* data, size_t size, const std::string& name
   if (LooksLikePickle(data, size)) {
     // One document per reading thread: its nodes are reused file after file.
     thread_local PickleDoc doc;
+    struct TrimLater {
+      PickleDoc* doc;
+      ~TrimLater() { doc->Trim(1u << 20); }
+    } trim{&doc};
     if (!DecodePickleInto(data, size, options.pickle, &doc, &error)) {
       return Fail(name, "a pickle (" + std::to_string(size) +
                             " bytes) that is not a readable Flight Recorder dump: " + error);
@@ -943,6 +947,7 @@ ReadResult ReadInputFile(const std::string& path) {
       } else {
         result = fr::ReadFrBytes(bytes.data(), static_cast<size_t>(got), path);
       }
+      if (bytes.size() > (64u << 20)) std::vector<uint8_t>().swap(bytes);
     }
   }
   close(fd);

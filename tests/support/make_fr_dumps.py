@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import struct
+import time
 
 BINPUT, LONG_BINPUT, BINGET, LONG_BINGET = b"q", b"r", b"h", b"j"
 
@@ -135,7 +136,8 @@ def job(args):
     normal = [f_ar, f_wrap, f_step, f_main, f_mod]
     tp_stack = [f_ar, f_wrap, f_tp, f_step, f_main, f_mod]
     shared = {id(f) for f in (f_ar, f_wrap, f_step, f_main, f_mod, f_tp)}
-    t0 = 1_764_280_000_000_000_000
+    # Wall-clock ns, as c10::getTime(): the job ran up to a minute ago.
+    t0 = args.t0_ns or time.time_ns() - (args.steps * 10 + 60_000) * 1_000_000
     for rank in range(n):
         if args.fault == "missing" and rank == args.culprit:
             continue
@@ -232,6 +234,7 @@ def main():
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--names", default="default", choices=["default", "old", "host"])
     ap.add_argument("--bad", action="store_true")
+    ap.add_argument("--t0-ns", type=int, default=0, help="time of the first entry (default: now - run)")
     args = ap.parse_args()
     if args.culprit < 0:
         args.culprit = args.ranks // 2 + 1 if args.ranks > 2 else args.ranks - 1
