@@ -81,8 +81,9 @@ struct CommSeries {
   uint64_t unread = 0;
   Histogram duration;
   Histogram queueing;
-  // Completed collectives (not p2p) with enqueue, GPU start and GPU end all
-  // known: the per-rank half of the arrival signal (docs/monitoring.md,
+  // Completed collectives (not p2p, not among the region's first
+  // kSyncWarmupSlots) with enqueue, GPU start and GPU end all known: the
+  // per-rank half of the arrival signal (docs/monitoring.md,
   // "Fail-slow"). The late arriver of a collective waits least, so the
   // recording rules compare these means across the communicator's ranks.
   uint64_t sync_ops = 0;
@@ -202,6 +203,12 @@ ScanStats Collector::Scan(uint64_t now_wall_ns, std::vector<std::string>* log) {
 
 namespace {
 
+// The first operations of a communicator carry its members' arrival from
+// init (ranks start seconds apart on a big job: the first collective waits
+// for the last one) and NCCL's connection setup: not a rank's pace. The
+// sync counters leave out the region's first kSyncWarmupSlots slots.
+constexpr uint64_t kSyncWarmupSlots = 16;
+
 // Send, Recv and SendRecv pair with one peer each, not with the whole
 // communicator: they carry no arrival order of its members.
 bool IsP2pFunc(uint8_t func) {
@@ -216,7 +223,8 @@ void Observe(const LiveOp& op, CommSeries* s) {
       queued && op.gpu_start_ns >= op.t_enqueue_ns ? op.gpu_start_ns - op.t_enqueue_ns : 0;
   if (timed) s->duration.ObserveNs(gpu_ns);
   if (queued) s->queueing.ObserveNs(queue_ns);
-  if (timed && queued && op.func != format::kFuncUnknown && !IsP2pFunc(op.func)) {
+  if (timed && queued && op.func != format::kFuncUnknown && !IsP2pFunc(op.func) &&
+      op.slot_seq >= kSyncWarmupSlots) {
     ++s->sync_ops;
     s->sync_gpu_ns += gpu_ns;
     s->sync_queueing_ns += queue_ns;

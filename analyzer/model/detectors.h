@@ -47,6 +47,7 @@ struct StragglerOptions {
   uint64_t min_late_ns = 1000000;  // typical lateness that counts (1 ms)
   double min_late_fraction = 0.5;  // of the compared ops
   uint64_t window = 512;           // newest ops compared per comm
+  uint64_t min_ops = 0;            // fewer compared ops than this: no judgement
 };
 void DetectStragglers(const JobIndex& index, const StragglerOptions& options,
                       std::vector<Finding>* out);

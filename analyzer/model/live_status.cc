@@ -136,14 +136,25 @@ int64_t ReaderOffset(const std::vector<ProcessSnapshot>& procs, const JobProgres
   return 0;
 }
 
+// Collectives a comm must have completed on every member before status
+// judges its stragglers: the first ops of a job (members still starting,
+// connections being set up) are not a rank's pace.
+constexpr uint64_t kStragglerMinOps = 64;
+
 // The job's stragglers (straggler.cc), one per process: on the comm where
-// the most members wait for it, the costliest first.
+// the most members wait for it, the costliest first. None while a process
+// is starting, stalled or dead.
 std::vector<StragglerStatus> FindStragglers(const JobIndex& index, const JobStatus& job) {
   for (const ProcessStatus& s : job.status) {
-    if (s.state == LiveState::kStalled || s.state == LiveState::kDead) return {};
+    if (s.state == LiveState::kStalled || s.state == LiveState::kDead ||
+        s.state == LiveState::kStarting) {
+      return {};
+    }
   }
+  StragglerOptions options;
+  options.min_ops = kStragglerMinOps;
   std::map<int32_t, std::pair<StragglerStatus, double>> best;  // process -> line, its wait
-  for (const StragglerMeasure& m : MeasureStragglers(index, StragglerOptions())) {
+  for (const StragglerMeasure& m : MeasureStragglers(index, options)) {
     if (m.process < 0 || m.ops == 0) continue;
     const CommGroup& g = index.groups()[m.group];
     StragglerStatus s;

@@ -238,7 +238,7 @@ class GroupStragglers {
   }
 
   void Report(std::vector<StragglerMeasure>* out) {
-    if (ops_ == 0) return;
+    if (ops_ == 0 || ops_ < options_.min_ops) return;
     const CommGroup& g = index_.groups()[group_];
     const size_t first = out->size();
     for (size_t r = 0; r < n_; ++r) {

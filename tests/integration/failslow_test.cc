@@ -1,15 +1,18 @@
-// Fail-slow, live (docs/monitoring.md, "Fail-slow"): emulated 8-rank jobs
-// (TP 2) whose rings `flightrec exporter` serves to a real Prometheus (1 s
-// scrape and evaluation) with the shipped rules, unchanged:
-//  * world rank 3 enqueues 3 ms late before every op (a CPU-side
-//    straggler): FlightrecStraggler names it, side="cpu", by host, pid and
+// Fail-slow, live (docs/monitoring.md, "Fail-slow"): emulated jobs of 8
+// ranks (failslow_test) or 64 (failslow_large_test), TP 2, whose rings
+// `flightrec exporter` serves to a real Prometheus (1 s scrape and
+// evaluation) with the shipped rules, unchanged:
+//  * one rank enqueues late before every op (a CPU-side straggler: 3 ms at
+//    8 ranks, 20 ms at 64, where 64 processes on a small machine make every
+//    op slower): FlightrecStraggler names it, side="cpu", by host, pid and
 //    global rank, within 60 s, and names no other process (not its TP
-//    partner, which arrives late on its DP comm because it waits on tp1);
-//  * world rank 4's GPU stream starts every launch 3 ms late, enqueued on
+//    partner, which arrives late on its DP comm because it waits on its TP
+//    comm);
+//  * another rank's GPU stream starts every launch as late, enqueued on
 //    time (a GPU-side straggler): the same, side="gpu";
 //  * a healthy job: no straggler and no slow link, pending or firing;
-//  * every launch takes 3 ms longer on every rank from op 30000 on (a slow
-//    link): FlightrecSlowLink, and no straggler.
+//  * every launch takes that much longer on every rank from some op on (a
+//    slow link): FlightrecSlowLink, and no straggler.
 // While each job runs `flightrec status` names the same rank (or none), and
 // `flightrec analyze` on the finished job's files does too.
 // Waits are liveness bounds; the 60 s to name a straggler is the issue's
@@ -46,6 +49,32 @@ double Since(Clock::time_point t0) {
 
 const std::map<std::string, std::string> kJobEnv = {{"NCCL_FLIGHTREC_TIMEOUT_S", "600"},
                                                     {"NCCL_FLIGHTREC_VERDICT", "0"}};
+
+// Job sizes: each job runs 15-35 s on a 2-core machine.
+struct Layout {
+  int ranks;
+  int slow_us;      // the stragglers' delay and the slow link's extra time
+  int slow_ops;     // ops of the straggler jobs
+  int cpu_rank;     // the CPU-side straggler (world rank)
+  int gpu_rank;     // the GPU-side one
+  int healthy_ops;  // ops of the healthy job
+  int link_ops;     // ops of the slow-link job
+  int link_from;    // the op the link turns slow at
+};
+#ifndef FLIGHTREC_FAILSLOW_RANKS
+#define FLIGHTREC_FAILSLOW_RANKS 8
+#endif
+constexpr Layout kLayout = FLIGHTREC_FAILSLOW_RANKS == 64
+                               ? Layout{64, 20000, 800, 37, 20, 6000, 3500, 3000}
+                               : Layout{8, 3000, 6000, 3, 4, 30000, 36000, 30000};
+
+std::string Base(int ops, const std::string& job_id) {
+  return "--ranks " + std::to_string(kLayout.ranks) +
+         " --tp 2 --ranks-per-node 8 --step-us 200 --hang-timeout-s 60 --ops " +
+         std::to_string(ops) + " --job-id " + job_id + " ";
+}
+
+std::string Us() { return std::to_string(kLayout.slow_us); }
 
 // An alert as the test saw it first: when (seconds after the job started)
 // and its labels.
@@ -161,8 +190,10 @@ class FailSlowJob : public ::testing::Test {
     EXPECT_LE(first, 60.0) << Dump();
     EXPECT_EQ(comms.count("world"), 1u) << Dump();
     EXPECT_FALSE(Named("FlightrecSlowLink")) << Dump();
-    std::printf("[ figures ] %s-side straggler world rank %d named after %.1f s on %zu comms\n",
-                side.c_str(), rank, first, comms.size());
+    std::printf(
+        "[ figures ] %d ranks: %s-side straggler world rank %d named after %.1f s on %zu "
+        "comms\n",
+        kLayout.ranks, side.c_str(), rank, first, comms.size());
 
     ASSERT_TRUE(status_.is_object()) << statuses_ << " status reports named no straggler";
     const json& st = status_["jobs"][0]["stragglers"];
@@ -170,7 +201,7 @@ class FailSlowJob : public ::testing::Test {
     EXPECT_EQ(std::to_string(st[0].value("pid", 0)), PidOf(rank)) << st.dump(1);
     EXPECT_EQ(st[0].value("side", ""), side) << st.dump(1);
     EXPECT_EQ(st[0].value("name", ""), "world") << st.dump(1);
-    EXPECT_EQ(st[0].value("waiting_ranks", 0), 7) << st.dump(1);
+    EXPECT_EQ(st[0].value("waiting_ranks", 0), kLayout.ranks - 1) << st.dump(1);
     std::printf("[ figures ] status: %s\n", st[0].value("text", "").c_str());
 
     const AnalyzeRun run = RunAnalyze({job_.ring_dir});
@@ -206,24 +237,24 @@ class FailSlowJob : public ::testing::Test {
   int statuses_ = 0;
 };
 
-const char kBase[] = "--ranks 8 --tp 2 --ranks-per-node 8 --step-us 200 --hang-timeout-s 60 ";
-
 TEST_F(FailSlowJob, CpuSideStragglerIsNamedAndNotItsPartners) {
-  Start(std::string(kBase) + "--ops 6000 --job-id fs-cpu --fault slow:rank=3:us=3000");
+  Start(Base(kLayout.slow_ops, "fs-cpu") + "--fault slow:rank=" + std::to_string(kLayout.cpu_rank) +
+        ":us=" + Us());
   Poll([this] { return Named("FlightrecStraggler") && status_.is_object(); }, 5, 75);
   Finish();
-  ExpectStraggler(3, "cpu");
+  ExpectStraggler(kLayout.cpu_rank, "cpu");
 }
 
 TEST_F(FailSlowJob, GpuSideStragglerIsNamedAndNotItsPartners) {
-  Start(std::string(kBase) + "--ops 6000 --job-id fs-gpu --fault gpu-slow:rank=4:us=3000");
+  Start(Base(kLayout.slow_ops, "fs-gpu") +
+        "--fault gpu-slow:rank=" + std::to_string(kLayout.gpu_rank) + ":us=" + Us());
   Poll([this] { return Named("FlightrecStraggler") && status_.is_object(); }, 5, 75);
   Finish();
-  ExpectStraggler(4, "gpu");
+  ExpectStraggler(kLayout.gpu_rank, "gpu");
 }
 
 TEST_F(FailSlowJob, AHealthyJobNamesNobody) {
-  Start(std::string(kBase) + "--ops 30000 --job-id fs-ok");
+  Start(Base(kLayout.healthy_ops, "fs-ok"));
   Poll([this] { return !launcher_->running(); }, 4, 75);
   Finish();
   EXPECT_GT(stack_->Query("sum(flightrec_sync_collectives_total{job=\"fs-ok\"})"), 0)
@@ -233,14 +264,15 @@ TEST_F(FailSlowJob, AHealthyJobNamesNobody) {
 }
 
 TEST_F(FailSlowJob, ASlowLinkIsItsOwnFindingAndNamesNoStraggler) {
-  Start(std::string(kBase) + "--ops 36000 --job-id fs-link --fault slow-link:us=3000:op=30000");
+  Start(Base(kLayout.link_ops, "fs-link") + "--fault slow-link:us=" + Us() +
+        ":op=" + std::to_string(kLayout.link_from));
   Poll([this] { return Named("FlightrecSlowLink") || !launcher_->running(); }, 4, 80);
   Finish();
   const std::vector<Seen> link = SeenOf("FlightrecSlowLink");
   ASSERT_FALSE(link.empty()) << Dump();
   for (const Seen& s : link) EXPECT_EQ(s.labels.value("job", ""), "fs-link") << Dump();
-  std::printf("[ figures ] slow link found after %.1f s on %s (%zu comms)\n", link[0].at_s,
-              link[0].labels.value("comm", "").c_str(), link.size());
+  std::printf("[ figures ] %d ranks: slow link found after %.1f s on %s (%zu comms)\n",
+              kLayout.ranks, link[0].at_s, link[0].labels.value("comm", "").c_str(), link.size());
   ExpectNoStraggler();
 }
 

@@ -120,21 +120,28 @@ TEST_F(CollectorTest, CountsByFuncBytesAndHistogramsAndReadsOnlyNewSlots) {
 }
 
 // The fail-slow counters (docs/monitoring.md, "Fail-slow"): completed
-// collectives with their GPU time and queueing; a Send pairs with one peer
-// and is left out, and so is a collective whose enqueue time is unknown.
-// process_info names the global rank (the rank in the widest comm).
+// collectives with their GPU time and queueing; the region's first 16 (its
+// members' arrival from init, connection setup) are left out, and so are a
+// Send (it pairs with one peer) and a collective whose enqueue time is
+// unknown. process_info names the global rank (the rank in the widest comm).
 TEST_F(CollectorTest, SyncCountersCoverTimedCollectivesOnlyAndProcessInfoNamesTheGlobalRank) {
   builder_.Claim(1, 0xbb, 5, 8, "world").flags = format::kRegionCompletionTracked;
-  for (uint64_t i = 0; i < 3; ++i) builder_.Append(0, Done(i, 256));
-  format::Record send = Done(3, 256);
+  // 16 warm-up ops, read 8 at a time (the region holds 8).
+  for (uint64_t i = 0; i < 16; ++i) {
+    builder_.Append(0, Done(i, 256));
+    if (i % 8 == 7) ScanText();
+  }
+  EXPECT_EQ(Value(ScanText(), Series("flightrec_sync_collectives_total")), 0);
+  for (uint64_t i = 16; i < 19; ++i) builder_.Append(0, Done(i, 256));
+  format::Record send = Done(19, 256);
   send.func = format::kFuncSend;
   send.flags |= format::kFlagP2p;
   builder_.Append(0, send);
-  format::Record untimed = Done(4, 256);
+  format::Record untimed = Done(20, 256);
   untimed.t_enqueue_ns = 0;
   builder_.Append(0, untimed);
   const std::string text = ScanText();
-  EXPECT_EQ(Value(text, Series("flightrec_collective_duration_seconds_count")), 5);
+  EXPECT_EQ(Value(text, Series("flightrec_collective_duration_seconds_count")), 21);
   EXPECT_EQ(Value(text, Series("flightrec_sync_collectives_total")), 3);
   EXPECT_NEAR(Value(text, Series("flightrec_sync_gpu_seconds_total")), 0.009, 1e-9);
   EXPECT_NEAR(Value(text, Series("flightrec_sync_queueing_seconds_total")), 0.006, 1e-9);
