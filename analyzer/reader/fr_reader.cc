@@ -946,6 +946,15 @@ ReadResult ReadInputFile(const std::string& path) {
         result = fr::Fail(path, error);
       } else {
         result = fr::ReadFrBytes(bytes.data(), static_cast<size_t>(got), path);
+        // The file holds no dump time; PyTorch writes it once, at the dump.
+        const uint64_t mtime = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ULL +
+                               static_cast<uint64_t>(st.st_mtim.tv_nsec);
+        if (result.ok && mtime > result.snapshot.dump_wall_ns) {
+          result.snapshot.dump_wall_ns = mtime;
+          result.snapshot.dump_detail =
+              "PyTorch Flight Recorder dump: dump time from the file's mtime, discovery times are "
+              "CPU-side";
+        }
       }
       if (bytes.size() > (64u << 20)) std::vector<uint8_t>().swap(bytes);
     }
