@@ -137,6 +137,21 @@ std::string DumpName(const std::string& job, const std::string& host, pid_t pid,
   return Name(format::DumpName(job.c_str(), host.c_str(), pid, n, b, sizeof(b)), b);
 }
 
+// The job user's own names (`flightrec-<job>.u<uid>.*`): the trigger, the
+// reports and the done marker, which flightrec uses where another user's
+// file holds the shared name in a sticky directory.
+std::vector<std::string> UserNames(const std::string& job) {
+  std::vector<std::string> names = {"flightrec-" + job + ".u" + std::to_string(kJobUid) +
+                                    ".trigger"};
+  char b[format::kFileNameMax];
+  for (const char* ext : {"txt", "md", "html", "json"}) {
+    names.push_back(
+        Name(format::UserVerdictReportName(job.c_str(), kJobUid, ext, b, sizeof(b)), b));
+  }
+  names.push_back(Name(format::UserDoneName(job.c_str(), kJobUid, b, sizeof(b)), b));
+  return names;
+}
+
 // The fixed names flightrec writes in a dump directory for `job`, and the
 // fixed temporaries its writers used (`<name>.tmp`).
 std::vector<std::string> FixedNames(const std::string& job) {
@@ -146,8 +161,7 @@ std::vector<std::string> FixedNames(const std::string& job) {
   for (uint64_t g = 1; g <= 3; ++g) names.push_back(LockName(job, g));
   names.push_back(SpawnHintName(job));
   names.push_back(HookLogName(job));
-  // The job user's own trigger name beside the shared one.
-  names.push_back("flightrec-" + job + ".u" + std::to_string(kJobUid) + ".trigger");
+  for (const std::string& u : UserNames(job)) names.push_back(u);
   const size_t n = names.size();
   for (size_t i = 0; i < n; ++i) names.push_back(names[i] + ".tmp");
   names.push_back(TriggerName(job) + ".tmp");
@@ -761,19 +775,18 @@ TEST_F(Adversary, AWorldWritableDumpDirectoryWithoutTheStickyBitIsRefused) {
 
 // In a sticky world-writable dump directory (1777) the stranger cannot
 // replace the job's files, but can take names first: it creates the
-// triggers (the shared one and the job user's own, `.u4343.trigger`), the
-// verdict reports, the done marker and the hook log as its own files, mode
-// 0666, before a real hang. None of them is written into (the
-// stranger reads nothing of the verdict through them), and the verdict's
-// headline still reaches the job's log, naming the real culprit.
+// trigger, the verdict reports, the done marker, the hook log and the job
+// user's own names for the trigger, reports and marker (`.u4343.*`) as its
+// own files, mode 0666, before a real hang. None of them is written into
+// (the stranger reads nothing of the verdict through them), and the
+// verdict's headline still reaches the job's log, naming the real culprit.
 TEST_F(Adversary, NamesTakenFirstInAStickyDirectoryLeakNothingAndTheVerdictComes) {
   const std::string job = "adv-sticky";
   const std::string sticky = base_ + "/sticky";
   ASSERT_TRUE(MakeDirAs(sticky, 0, 0, 01777));
-  std::vector<std::string> names = {
-      TriggerName(job), "flightrec-" + job + ".u" + std::to_string(kJobUid) + ".trigger",
-      DoneName(job), HookLogName(job)};
+  std::vector<std::string> names = {TriggerName(job), DoneName(job), HookLogName(job)};
   for (const char* ext : {"txt", "md", "html", "json"}) names.push_back(ReportName(job, ext));
+  for (const std::string& u : UserNames(job)) names.push_back(u);
   std::map<std::string, Fingerprint> before;
   for (const std::string& n : names) {
     const std::string path = sticky + "/" + n;
