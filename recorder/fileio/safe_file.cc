@@ -141,8 +141,10 @@ int OpenChecked(int dirfd, const char* name, int access, const Trust& t, struct 
   return fd;
 }
 
-// mkdir -p of every missing component of `path`, each `mode`.
-bool MakeParents(const char* path, mode_t mode, char* why, size_t why_len) {
+// mkdir -p of every missing component of `path`, each DirMode(t) and, with
+// a trusted group, that group.
+bool MakeParents(const char* path, const Trust& t, char* why, size_t why_len) {
+  const mode_t mode = DirMode(t);
   char p[1024];
   const int n = snprintf(p, sizeof(p), "%s", path);
   if (n <= 0 || static_cast<size_t>(n) >= sizeof(p)) {
@@ -153,7 +155,11 @@ bool MakeParents(const char* path, mode_t mode, char* why, size_t why_len) {
     if (p[i] != '/' && p[i] != '\0') continue;
     const char saved = p[i];
     p[i] = '\0';
-    if (mkdir(p, mode) != 0 && errno != EEXIST) {
+    if (mkdir(p, mode) == 0) {
+      if (t.group_set && chown(p, static_cast<uid_t>(-1), static_cast<gid_t>(t.gid)) == 0) {
+        chmod(p, mode);  // chown may clear bits; the umask may have taken some
+      }
+    } else if (errno != EEXIST) {
       Say(why, why_len, "cannot create directory %s: %s", p, strerror(errno));
       return false;
     }
@@ -238,7 +244,7 @@ int OpenDir(const char* path, DirRole role, const Trust& t, bool create, char* w
     Say(why, why_len, "empty directory name");
     return -1;
   }
-  if (create && !MakeParents(path, DirMode(t), why, why_len)) return -1;
+  if (create && !MakeParents(path, t, why, why_len)) return -1;
   const int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
     Say(why, why_len, "cannot open directory %s: %s", path, strerror(errno));

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 #include <utime.h>
 
 #include <gtest/gtest.h>
@@ -381,13 +382,30 @@ TEST(Verdict, TwoJobsSharingOneDirectory) {
 TEST(Verdict, MissingAnalyzerIsLoggedAndTheJobGoesOn) {
   VerdictJob v = RunHung("missing", 8, "--fault stuck:rank=3:op=121",
                          {{"NCCL_FLIGHTREC_ANALYZER", "/nonexistent/bin/flightrec"}}, "",
-                         "cannot run the analyzer /nonexistent/bin/flightrec");
+                         "the analyzer is not safe to run: /nonexistent/bin/flightrec is not an "
+                         "executable file");
   EXPECT_EQ(v.job.status, kUntilLog) << v.job.log.substr(0, 3000);
   EXPECT_TRUE(LinesWith(v.job.log, kHeadlineTag).empty());
   EXPECT_TRUE(ListFiles(v.job.ring_dir, ".verdict.json").empty());
   for (const auto& r : v.job.summary["ranks"]) {
     EXPECT_TRUE(r["killed_by_launcher"].get<bool>()) << "rank " << r["rank"] << " did not survive";
   }
+}
+
+// An analyzer that others could have replaced (its directory is writable
+// by every user, as a shared working directory is) is never run: logged,
+// no verdict, the job goes on.
+TEST(Verdict, AnAnalyzerOthersCouldReplaceIsNeverRun) {
+  const std::string dir = MakeTempDir("verdict-open-dir");
+  const std::string ran = dir + "/ran";
+  const std::string planted = WriteScript(dir + "/flightrec", "touch '" + ran + "'\n");
+  ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+  VerdictJob v = RunHung("planted", 8, "--fault stuck:rank=3:op=121",
+                         {{"NCCL_FLIGHTREC_ANALYZER", planted}}, "", "can be written by others");
+  EXPECT_EQ(v.job.status, kUntilLog) << v.job.log.substr(0, 3000);
+  EXPECT_TRUE(LinesWith(v.job.log, kHeadlineTag).empty());
+  EXPECT_NE(access(ran.c_str(), F_OK), 0) << "the planted analyzer ran";
+  RunShell("rm -rf '" + dir + "'");
 }
 
 // A broken analyzer (crashes at once): logged with how it died, no verdict,
