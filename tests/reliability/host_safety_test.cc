@@ -124,7 +124,8 @@ TEST(HostSafetyTest, UnwritableDirectoryDisablesOncePerProcess) {
 // mount one, else RLIMIT_FSIZE with SIGXFSZ ignored (EFBIG). Same promise.
 TEST(HostSafetyTest, FullFilesystemDisablesOncePerProcess) {
   const std::string mnt = rel::MakeTempDir("fullfs");
-  const bool tmpfs = mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=64k") == 0;
+  // mode=0700: a ring directory must be ours alone (tmpfs roots are 1777).
+  const bool tmpfs = mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=64k,mode=0700") == 0;
   RecordProperty("full_filesystem", tmpfs ? "tmpfs ENOSPC" : "RLIMIT_FSIZE");
   EmuJob job = tmpfs ? RunEmu("fullfs-job", mnt, {})
                      : RunEmu("fsize-job", "", {}, "ulimit -f 64; trap '' XFSZ; ");
