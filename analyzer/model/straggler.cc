@@ -220,10 +220,19 @@ class GroupStragglers {
       }
       ++last_ops_[last];
       for (size_t r = 0; r < n_; ++r) {
-        // CPU-side: enqueued (or started) late after a long host pause.
-        const double cpu = std::min(std::max(by_enqueue[r], by_gpu[r]), by_host_gap[r]);
-        // GPU-side: started late after a long gap on its GPU.
-        const double gpu = std::min(by_gpu[r], by_gpu_gap[r]);
+        // CPU-side: enqueued (or started) late after a long host pause;
+        // GPU-side: started late after a long gap on its GPU. Either gap
+        // must account for at least half of the lateness: a victim that
+        // waited on another comm starts late by that wait, and its own gap
+        // is only its wake-up (scheduling noise, which on a loaded host can
+        // pass 1 ms).
+        // What the others waited for is its kernel's start (its enqueue
+        // when GPU times are missing).
+        const double arrive = std::max(by_enqueue[r], by_gpu[r]);
+        const double start = by_gpu[r] > 0 ? by_gpu[r] : arrive;
+        const double cpu = by_host_gap[r] >= 0.5 * start ? std::min(arrive, by_host_gap[r]) : 0.0;
+        const double gpu =
+            by_gpu_gap[r] >= 0.5 * by_gpu[r] ? std::min(by_gpu[r], by_gpu_gap[r]) : 0.0;
         const double late = std::max(cpu, gpu);
         lates_[r].push_back(std::max(late, 0.0));
         if (late <= 0) continue;

