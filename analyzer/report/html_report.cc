@@ -12,6 +12,7 @@
 
 #include "analyzer/model/describe.h"
 #include "analyzer/model/position_grid.h"
+#include "analyzer/reader/fr_reader.h"
 #include "analyzer/report/html_position_grid.h"
 #include "analyzer/report/html_text.h"
 #include "analyzer/report/next_step.h"
@@ -180,6 +181,14 @@ std::string HtmlReport(const ReportInput& in, const analysis::JobProgress& progr
     if (!src.empty()) {
       s += "<li>" + HtmlEscape(analysis::ProcessLabel(in.index.processes()[c.process])) +
            ": state from " + HtmlText(src) + "</li>\n";
+      std::string what;  // a PyTorch FR dump's frames (docs/design/pytorch-fr.md)
+      const std::vector<std::string> frames =
+          FrCurrentFrames(in.index.processes()[c.process], 8, &what);
+      if (!frames.empty()) {
+        s += "<li>Python stack of " + HtmlEscape(what) + " (PyTorch FR):<pre>";
+        for (const std::string& f : frames) s += HtmlEscape(f) + "\n";
+        s += "</pre></li>\n";
+      }
     }
   }
   for (const analysis::SupersededInput& o : in.inputs.superseded) {

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "analyzer/model/describe.h"
+#include "analyzer/reader/fr_reader.h"
 #include "analyzer/report/next_step.h"
 #include "analyzer/report/report.h"
 
@@ -45,6 +46,14 @@ std::string MarkdownReport(const ReportInput& in) {
       s += "- " + Cell(CulpritText(in, c)) + "\n";
       const std::string src = SourceText(in, c.process);
       if (!src.empty()) s += "  - state from " + Cell(src) + "\n";
+      std::string what;  // a PyTorch FR dump's frames (docs/design/pytorch-fr.md)
+      const std::vector<std::string> frames =
+          c.process >= 0 ? FrCurrentFrames(in.index.processes()[c.process], 8, &what)
+                         : std::vector<std::string>();
+      if (!frames.empty()) {
+        s += "  - Python stack of " + Cell(what) + " (PyTorch FR):\n";
+        for (const std::string& f : frames) s += "    - `" + Cell(f) + "`\n";
+      }
     }
     s += "\n";
   }
