@@ -238,7 +238,15 @@ class FailSlowJob : public ::testing::Test {
   int statuses_ = 0;
 };
 
-TEST_F(FailSlowJob, CpuSideStragglerIsNamedAndNotItsPartners) {
+// One suite name per size, so ctest tells the 8- and 64-rank cases apart.
+#if FLIGHTREC_FAILSLOW_RANKS == 64
+using FailSlowJob64 = FailSlowJob;
+#define FAILSLOW_SUITE FailSlowJob64
+#else
+#define FAILSLOW_SUITE FailSlowJob
+#endif
+
+TEST_F(FAILSLOW_SUITE, CpuSideStragglerIsNamedAndNotItsPartners) {
   Start(Base(kLayout.slow_ops, "fs-cpu") + "--fault slow:rank=" + std::to_string(kLayout.cpu_rank) +
         ":us=" + Us());
   Poll([this] { return Named("FlightrecStraggler") && status_.is_object(); }, 5, 75);
@@ -246,7 +254,7 @@ TEST_F(FailSlowJob, CpuSideStragglerIsNamedAndNotItsPartners) {
   ExpectStraggler(kLayout.cpu_rank, "cpu");
 }
 
-TEST_F(FailSlowJob, GpuSideStragglerIsNamedAndNotItsPartners) {
+TEST_F(FAILSLOW_SUITE, GpuSideStragglerIsNamedAndNotItsPartners) {
   Start(Base(kLayout.slow_ops, "fs-gpu") +
         "--fault gpu-slow:rank=" + std::to_string(kLayout.gpu_rank) + ":us=" + Us());
   Poll([this] { return Named("FlightrecStraggler") && status_.is_object(); }, 5, 75);
@@ -254,7 +262,7 @@ TEST_F(FailSlowJob, GpuSideStragglerIsNamedAndNotItsPartners) {
   ExpectStraggler(kLayout.gpu_rank, "gpu");
 }
 
-TEST_F(FailSlowJob, AHealthyJobNamesNobody) {
+TEST_F(FAILSLOW_SUITE, AHealthyJobNamesNobody) {
   Start(Base(kLayout.healthy_ops, "fs-ok"));
   Poll([this] { return !launcher_->running(); }, 4, 75);
   Finish();
@@ -264,7 +272,7 @@ TEST_F(FailSlowJob, AHealthyJobNamesNobody) {
   EXPECT_FALSE(Named("FlightrecSlowLink")) << Dump();
 }
 
-TEST_F(FailSlowJob, ASlowLinkIsItsOwnFindingAndNamesNoStraggler) {
+TEST_F(FAILSLOW_SUITE, ASlowLinkIsItsOwnFindingAndNamesNoStraggler) {
   Start(Base(kLayout.link_ops, "fs-link") + "--fault slow-link:us=" + Us() +
         ":op=" + std::to_string(kLayout.link_from));
   Poll([this] { return Named("FlightrecSlowLink") || !launcher_->running(); }, 4, 80);
