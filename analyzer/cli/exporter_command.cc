@@ -51,6 +51,7 @@ struct ExporterArgs {
   std::string textfile;
   double interval_s = 15;
   bool once = false;
+  std::string detail = "rank";  // --detail: rank or node (docs/monitoring.md, "Node mode")
 };
 
 uint64_t WallNowNs() {
@@ -62,7 +63,7 @@ uint64_t WallNowNs() {
 // One Collector shared by the HTTP handler threads and the textfile loop.
 class Exporter {
  public:
-  explicit Exporter(const std::vector<std::string>& dirs) : collector_(dirs) {}
+  Exporter(const std::vector<std::string>& dirs, live::Detail detail) : collector_(dirs, detail) {}
 
   // Scans and renders the exposition; log lines go to stderr.
   std::string ScrapeText() {
@@ -124,7 +125,7 @@ bool SplitListen(const std::string& listen, std::string* host, int* port) {
 }
 
 int Run(const ExporterArgs& args) {
-  Exporter exporter(args.dirs);
+  Exporter exporter(args.dirs, args.detail == "node" ? live::Detail::kNode : live::Detail::kRank);
   if (args.once) {
     const std::string text = exporter.ScrapeText();
     if (args.textfile.empty()) {
@@ -233,6 +234,10 @@ void AddExporterCommand(CLI::App& app, int* exit_code) {
                   "*.prom for node_exporter's textfile collector");
   cmd->add_option("--interval", args->interval_s, "seconds between textfile writes (default 15)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--detail", args->detail,
+                  "rank (default): every series per communicator and rank; node: per rank only "
+                  "what the alert rules compare, the rest summed per node and communicator")
+      ->check(CLI::IsMember({"rank", "node"}));
   cmd->add_flag("--once", args->once,
                 "scan once, write the textfile (or print the metrics on stdout) and exit");
   cmd->callback([args, exit_code, listen]() {

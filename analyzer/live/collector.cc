@@ -118,7 +118,8 @@ struct Collector::Dump {
   std::string error;
 };
 
-Collector::Collector(std::vector<std::string> dirs) : dirs_(std::move(dirs)) {}
+Collector::Collector(std::vector<std::string> dirs, Detail detail)
+    : dirs_(std::move(dirs)), detail_(detail) {}
 Collector::~Collector() = default;
 
 ScanStats Collector::Scan(uint64_t now_wall_ns, std::vector<std::string>* log) {
@@ -368,6 +369,30 @@ void Collector::Render(const ScanStats& scan, std::string* out) const {
       series.push_back({&sv.second, LabelText(comm_labels(kv.second->head, sv.second))});
     }
   }
+  // The operation counters and histograms: per rank, or (node mode) summed
+  // per job, host and communicator.
+  std::map<std::string, CommSeries> node_sums;  // by label text
+  std::vector<SeriesText> op_series;
+  if (detail_ == Detail::kNode) {
+    for (const auto& kv : rings_) {
+      const ProcessSnapshot& h = kv.second->head;
+      for (const auto& sv : kv.second->series) {
+        const CommSeries& c = sv.second;
+        CommSeries& sum = node_sums[LabelText(
+            {{"job", h.job_id}, {"host", h.host}, {"comm", c.name}, {"comm_id", Hex(c.comm_id)}})];
+        for (uint32_t f = 0; f < format::kNumFuncs; ++f) {
+          sum.count[f] += c.count[f];
+          sum.bytes[f] += c.bytes[f];
+        }
+        sum.unread += c.unread;
+        sum.duration.Add(c.duration);
+        sum.queueing.Add(c.queueing);
+      }
+    }
+    for (const auto& kv : node_sums) op_series.push_back({&kv.second, kv.first});
+  } else {
+    op_series = series;
+  }
   auto with_func = [](const std::string& labels, const std::string& func) {
     return labels + ",func=\"" + EscapeLabelValue(func) + "\"";
   };
@@ -375,7 +400,7 @@ void Collector::Render(const ScanStats& scan, std::string* out) const {
   e.Family("flightrec_collectives_total", "counter",
            "Collective and p2p operations started (ring slots claimed), by function; "
            "func=\"unknown\" counts slots overwritten or torn before the exporter read them.");
-  for (const SeriesText& st : series) {
+  for (const SeriesText& st : op_series) {
     for (uint32_t f = 0; f < format::kNumFuncs; ++f) {
       if (st.s->count[f] == 0) continue;
       e.SampleText("flightrec_collectives_total",
@@ -385,7 +410,7 @@ void Collector::Render(const ScanStats& scan, std::string* out) const {
   }
   e.Family("flightrec_collective_bytes_total", "counter",
            "Payload bytes (count x element size) of the operations read, by function.");
-  for (const SeriesText& st : series) {
+  for (const SeriesText& st : op_series) {
     for (uint32_t f = 1; f < format::kNumFuncs; ++f) {
       if (st.s->count[f] == 0) continue;
       e.SampleText("flightrec_collective_bytes_total", with_func(st.labels, format::FuncName(f)),
@@ -395,17 +420,17 @@ void Collector::Render(const ScanStats& scan, std::string* out) const {
   e.Family("flightrec_unread_records_total", "counter",
            "Operations whose record was overwritten (ring lap) or torn before the exporter read "
            "it: missing from bytes and histograms.");
-  for (const SeriesText& st : series) {
+  for (const SeriesText& st : op_series) {
     e.SampleText("flightrec_unread_records_total", st.labels, static_cast<double>(st.s->unread));
   }
   e.Family("flightrec_collective_duration_seconds", "histogram",
            "GPU time of completed operations, first kernel start to last kernel end.");
-  for (const SeriesText& st : series) {
+  for (const SeriesText& st : op_series) {
     e.HistogramText("flightrec_collective_duration_seconds", st.labels, st.s->duration);
   }
   e.Family("flightrec_collective_queueing_seconds", "histogram",
            "Time from enqueue (NCCL's Coll/P2p start) to the GPU start of completed operations.");
-  for (const SeriesText& st : series) {
+  for (const SeriesText& st : op_series) {
     e.HistogramText("flightrec_collective_queueing_seconds", st.labels, st.s->queueing);
   }
   e.Family(

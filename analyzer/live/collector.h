@@ -45,9 +45,17 @@ struct ScanStats {
   double seconds = 0;          // wall time of the scan (set by the caller)
 };
 
+// What a scrape shows per rank (docs/monitoring.md, "Node mode").
+enum class Detail {
+  kRank,  // every family per communicator and rank
+  kNode,  // per rank only what the alert rules compare across ranks (the
+          // sync counters and the pending gauges); the operation counters
+          // and histograms summed per node and communicator
+};
+
 class Collector {
  public:
-  explicit Collector(std::vector<std::string> dirs);
+  explicit Collector(std::vector<std::string> dirs, Detail detail = Detail::kRank);
   ~Collector();
 
   // Rescans the directories and tails every ring. `now_wall_ns` is
@@ -66,6 +74,7 @@ class Collector {
   void ScanRing(Ring* ring, ScanStats* stats);
 
   std::vector<std::string> dirs_;
+  Detail detail_;
   std::map<std::string, std::unique_ptr<Ring>> rings_;  // by path
   std::map<std::string, std::unique_ptr<Dump>> dumps_;  // by path
   // Files skipped in the last scan, by path: the problem (for the gauge and

@@ -64,6 +64,12 @@ void Histogram::ObserveNs(uint64_t ns) {
   sum_ns += ns;
 }
 
+void Histogram::Add(const Histogram& other) {
+  for (size_t i = 0; i < buckets.size(); ++i) buckets[i] += other.buckets[i];
+  count += other.count;
+  sum_ns += other.sum_ns;
+}
+
 std::string EscapeLabelValue(const std::string& v) {
   std::string out;
   out.reserve(v.size());

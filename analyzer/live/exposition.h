@@ -36,6 +36,8 @@ struct Histogram {
   // One observation of `ns` nanoseconds (integer compares: the exporter
   // observes every record it reads).
   void ObserveNs(uint64_t ns);
+  // Adds another histogram's observations (the same buckets everywhere).
+  void Add(const Histogram& other);
 };
 
 class Exposition {
