@@ -151,6 +151,41 @@ TEST_F(CollectorTest, SyncCountersCoverTimedCollectivesOnlyAndProcessInfoNamesTh
       << text.substr(0, 2000);
 }
 
+// --detail node: two processes of one node on the same comm. Per rank: the
+// sync counters and the pending gauges; the operation counters and the
+// histograms once per node and comm, summed.
+TEST(CollectorNodeDetail, SumsOperationSeriesPerNodeAndKeepsWhatTheRulesCompare) {
+  TempDir dir;
+  for (int r = 0; r < 2; ++r) {
+    ImageBuilder b(2, 32);
+    b.header().gpu_offset_samples = 1;
+    b.header().pid = 4242 + r;
+    b.Claim(0, 0xaa, r, 2, "tp0").flags = format::kRegionCompletionTracked;
+    for (uint64_t i = 0; i < 20; ++i) b.Append(0, Done(i, 256));
+    WriteFile(dir.path() + "/flightrec-job-1-node-a-" + std::to_string(4242 + r) + ".ring",
+              b.Bytes());
+  }
+  Collector collector({dir.path()}, Detail::kNode);
+  std::vector<std::string> log;
+  const ScanStats stats = collector.Scan(kCreatedWall + 7000000000ULL, &log);
+  std::string text;
+  collector.Render(stats, &text);
+  const std::string node =
+      "job=\"job-1\",host=\"node-a\",comm=\"tp0\",comm_id=\"0x00000000000000aa\"";
+  EXPECT_EQ(Value(text, "flightrec_collectives_total{" + node + ",func=\"AllReduce\"}"), 40);
+  EXPECT_EQ(Value(text, "flightrec_collective_duration_seconds_count{" + node + "}"), 40);
+  EXPECT_EQ(
+      text.find("flightrec_collective_duration_seconds_count{job=\"job-1\",host=\"node-a\",pid="),
+      std::string::npos);
+  for (int r = 0; r < 2; ++r) {
+    const std::string rank = "{job=\"job-1\",host=\"node-a\",pid=\"" + std::to_string(4242 + r) +
+                             "\",comm=\"tp0\",comm_id=\"0x00000000000000aa\",rank=\"" +
+                             std::to_string(r) + "\"}";
+    EXPECT_EQ(Value(text, "flightrec_sync_collectives_total" + rank), 4) << rank;
+    EXPECT_EQ(Value(text, "flightrec_oldest_pending_op_seconds" + rank), 0) << rank;
+  }
+}
+
 TEST_F(CollectorTest, APendingOpAgesUntilItCompletesAndIsThenObservedOnce) {
   builder_.Append(0, Done(0, 16));
   format::Record& pending = builder_.Append(0, ImageBuilder::Coll(1, 16));  // enqueued
