@@ -220,6 +220,9 @@ class Adversary : public ::testing::Test {
     const std::vector<std::string> used = {"bin/flightrec-emu", "bin/flightrec",
                                            "lib/libnccl-profiler-flightrec.so"};
     const std::string dir = products_;
+    for (const std::string& f : used) {
+      ASSERT_EQ(access((dir + "/" + f).c_str(), R_OK), 0) << dir << "/" << f << " is not built";
+    }
     const int reach = DoAs(JobUser(), [&] {
       for (const std::string& f : used) {
         if (access((dir + "/" + f).c_str(), R_OK | X_OK) != 0) return 1;
