@@ -14,7 +14,9 @@
 //  * every launch takes that much longer on every rank from some op on (a
 //    slow link): FlightrecSlowLink, and no straggler.
 // While each job runs `flightrec status` names the same rank (or none), and
-// `flightrec analyze` on the finished job's files does too.
+// `flightrec analyze` on the finished job's files does too. At 8 ranks the
+// GPU-side straggler is named once more with the exporter in node mode
+// (--detail node).
 // Waits are liveness bounds; the 60 s to name a straggler is the issue's
 // acceptance bound.
 #include <gtest/gtest.h>
@@ -90,10 +92,11 @@ class FailSlowJob : public ::testing::Test {
     job_.dir = MakeTempDir("failslow");
     job_.ring_dir = job_.dir + "/rings";
     mkdir(job_.ring_dir.c_str(), 0755);
-    stack_.reset(new PromStack(job_.ring_dir, ShippedRules()));
+    stack_.reset(new PromStack(job_.ring_dir, ShippedRules(), ExporterArgs()));
     ASSERT_TRUE(stack_->ok()) << stack_->Logs();
     ASSERT_TRUE(stack_->Ready()) << stack_->Logs();
   }
+  virtual std::string ExporterArgs() const { return ""; }
   void TearDown() override {
     launcher_.reset();
     stack_.reset();
@@ -284,6 +287,25 @@ TEST_F(FAILSLOW_SUITE, ASlowLinkIsItsOwnFindingAndNamesNoStraggler) {
               kLayout.ranks, link[0].at_s, link[0].labels.value("comm", "").c_str(), link.size());
   ExpectNoStraggler();
 }
+
+#if FLIGHTREC_FAILSLOW_RANKS == 8
+// The exporter in node mode (--detail node): the rules see the same per-rank
+// sync counters, so the same rank is named.
+class FailSlowNodeDetailJob : public FailSlowJob {
+ protected:
+  std::string ExporterArgs() const override { return "--detail node"; }
+};
+
+TEST_F(FailSlowNodeDetailJob, GpuSideStragglerIsNamedInNodeMode) {
+  Start(Base(kLayout.slow_ops, "fs-node") +
+        "--fault gpu-slow:rank=" + std::to_string(kLayout.gpu_rank) + ":us=" + Us());
+  Poll([this] { return Named("FlightrecStraggler") && status_.is_object(); }, 5, 75);
+  Finish();
+  // Node mode: no per-rank histogram reached Prometheus.
+  EXPECT_LT(stack_->Query("count(flightrec_collective_duration_seconds_count{pid!=\"\"})"), 0);
+  ExpectStraggler(kLayout.gpu_rank, "gpu");
+}
+#endif
 
 }  // namespace
 }  // namespace itest

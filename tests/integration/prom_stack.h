@@ -61,9 +61,12 @@ inline std::string ShippedRules() {
 // evaluating `rules` every second.
 class PromStack {
  public:
-  PromStack(const std::string& rings, const std::string& rules) : dir_(MakeTempDir("prom")) {
-    exporter_.reset(new Spawned(Cli() + " exporter --listen 127.0.0.1:0 " + Quote(rings) + " >" +
-                                Quote(dir_ + "/exporter.out") + " 2>" +
+  // `exporter_args` go on the exporter's command line (e.g. "--detail node").
+  PromStack(const std::string& rings, const std::string& rules,
+            const std::string& exporter_args = "")
+      : dir_(MakeTempDir("prom")) {
+    exporter_.reset(new Spawned(Cli() + " exporter --listen 127.0.0.1:0 " + exporter_args + " " +
+                                Quote(rings) + " >" + Quote(dir_ + "/exporter.out") + " 2>" +
                                 Quote(dir_ + "/exporter.err")));
     const std::regex listening("listening on 127\\.0\\.0\\.1:([0-9]+)");
     std::smatch m;
