@@ -10,6 +10,9 @@
 //   <ringdir>/flightrec-<job>-<host>-<pid>.ring.init   the same, being built
 //   <dumpdir>/flightrec-<job>-<host>-<pid>-<n>.frdump  its n-th sealed dump
 //   <dumpdir>/flightrec-<job>.trigger                  "host pid reason\n"
+//   <dumpdir>/flightrec-<job>.u<uid>[.r<random>].trigger   the same, when a
+//        stranger's file holds the name before it (a sticky directory;
+//        recorder/fileio/trigger_io.h); likewise .u<uid>[.r<random>].verdict.*
 //   <dumpdir>/flightrec-<job>.verdict.{txt,md,html,json} the verdict reports
 //   <dumpdir>/flightrec-<job>.verdict.done             TextDone() below
 //   <dumpdir>/flightrec-<job>.u<uid>.verdict.{txt,...,done} the same, per user,

@@ -64,7 +64,7 @@ bool SelfInGroup(uint32_t gid) {
   return false;
 }
 
-void RandomSuffix(char* out, size_t out_len) {
+uint64_t Random64() {
   uint64_t r = 0;
   if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != static_cast<ssize_t>(sizeof(r))) {
     struct timespec ts;
@@ -72,8 +72,12 @@ void RandomSuffix(char* out, size_t out_len) {
     r = static_cast<uint64_t>(ts.tv_nsec) * 0x9E3779B97F4A7C15ULL ^
         static_cast<uint64_t>(getpid()) << 32 ^ static_cast<uint64_t>(ts.tv_sec);
   }
+  return r;
+}
+
+void RandomSuffix(char* out, size_t out_len) {
   snprintf(out, out_len, "%d-%016llx", static_cast<int>(getpid()),
-           static_cast<unsigned long long>(r));
+           static_cast<unsigned long long>(Random64()));
 }
 
 void SetGroup(int fd, const Trust& t) {
@@ -415,6 +419,10 @@ bool RemoveOurs(int dirfd, const char* name, const Trust& t) {
   if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) return false;
   if (!Believed(st, t, nullptr, 0)) return false;
   return unlinkat(dirfd, name, 0) == 0 || errno == ENOENT;
+}
+
+void RandomToken(char* out, size_t out_len) {
+  snprintf(out, out_len, "%016llx", static_cast<unsigned long long>(Random64()));
 }
 
 ssize_t ReadSmall(int fd, char* out, size_t len) {

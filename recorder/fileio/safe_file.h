@@ -128,6 +128,10 @@ int CreateExclusive(int dirfd, const char* name, const Trust& t, char* why, size
 // not removed (missing counts as removed).
 bool RemoveOurs(int dirfd, const char* name, const Trust& t);
 
+// A token no other user can predict (16 hex digits from getrandom), for
+// a name that must not be taken first by someone else.
+void RandomToken(char* out, size_t out_len);
+
 // Reads up to `len - 1` bytes of a file opened by OpenForRead into `out`
 // (NUL-terminated); the number read, or -1.
 ssize_t ReadSmall(int fd, char* out, size_t len);
