@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -198,6 +199,32 @@ class FailSlowJob : public ::testing::Test {
         "[ figures ] %d ranks: %s-side straggler world rank %d named after %.1f s on %zu "
         "comms\n",
         kLayout.ranks, side.c_str(), rank, first, comms.size());
+
+    // The dashboard's fail-slow panels show it: the wasted GPU time on
+    // world, and the straggler with its side.
+    const json dash = json::parse(
+        ReadText(std::string(FLIGHTREC_SOURCE_DIR) + "/deploy/grafana/flightrec-dashboard.json"));
+    int panels = 0;
+    for (const auto& panel : dash["panels"]) {
+      const std::string title = panel.value("title", "");
+      if (title.rfind("Wasted GPU time", 0) != 0 && title.rfind("Stragglers", 0) != 0) continue;
+      ++panels;
+      std::string expr = panel["targets"][0]["expr"];
+      expr = std::regex_replace(expr, std::regex("\\$job"), summary_json_.value("job_id", ""));
+      const json r =
+          stack_->Api("/api/v1/query?query=" + httplib::detail::encode_query_param(expr));
+      ASSERT_TRUE(r.is_object()) << expr;
+      const json& result = r["data"]["result"];
+      bool shown = false;
+      for (const json& row : result) {
+        const json& m = row["metric"];
+        shown = shown || (title[0] == 'W' ? m.value("comm", "") == "world"
+                                          : m.value("global_rank", "") == std::to_string(rank) &&
+                                                m.value("side", "") == side);
+      }
+      EXPECT_TRUE(shown) << title << ": " << result.dump();
+    }
+    EXPECT_EQ(panels, 2) << "the dashboard's fail-slow panels were renamed";
 
     ASSERT_TRUE(status_.is_object()) << statuses_ << " status reports named no straggler";
     const json& st = status_["jobs"][0]["stragglers"];
