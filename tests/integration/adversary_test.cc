@@ -188,6 +188,49 @@ std::vector<std::string> PidNames(const std::string& job, const std::string& hos
 
 class Adversary : public ::testing::Test {
  protected:
+  // The stranger's forgery for `job`: dumps of its own emulated job (4 ranks,
+  // one stuck), their host field rewritten to kForgedHost, recompressed, its
+  // files. Fills `forged` with their paths (in the stranger's home).
+  void ForgeDumpsInto(const std::string& job, std::vector<std::string>* forged_out) {
+    std::vector<std::string>& forged = *forged_out;
+    const std::string own = stranger_home_ + "/own";
+    ASSERT_TRUE(MakeDirAs(own, kStrangerUid, kStrangerGid, 0700));
+    ASSERT_TRUE(MakeDirAs(stranger_home_ + "/tmp", kStrangerUid, kStrangerGid, 0700));
+    {
+      JobSlot slot;
+      auto forger = StartJob(Stranger(), stranger_home_, job,
+                             "--ranks 4 --tp 2 --ranks-per-node 4 --ops 600 --step-us 20 "
+                             "--fault stuck:rank=1:op=41 --until-dumps 4 --hang-timeout-s 60",
+                             {{"NCCL_FLIGHTREC_DIR", own},
+                              {"NCCL_FLIGHTREC_DUMP_DIR", own},
+                              {"TMPDIR", stranger_home_ + "/tmp"},
+                              {"NCCL_FLIGHTREC_TIMEOUT_S", "1"},
+                              {"NCCL_FLIGHTREC_VERDICT", "0"},
+                              {"NCCL_FLIGHTREC_ON_VERDICT", ""}});
+      ASSERT_EQ(forger->Wait(120), kUntilDumps) << "the stranger's own job sealed no 4 dumps";
+    }
+    // The forgery: the same images, their host field rewritten.
+    const std::vector<std::string> sources = ListFiles(own, ".frdump");
+    ASSERT_GE(sources.size(), 4u);
+    for (size_t i = 0; i < sources.size(); ++i) {
+      std::string image = DecompressedDump(sources[i]);
+      ASSERT_GT(image.size(), offsetof(format::FileHeader, host) + 64) << sources[i];
+      char* host = &image[offsetof(format::FileHeader, host)];
+      memset(host, 0, 64);
+      memcpy(host, kForgedHost, sizeof(kForgedHost) - 1);
+      const std::string raw = stranger_home_ + "/forged-" + std::to_string(i) + ".raw";
+      const std::string out = stranger_home_ + "/forged-" + std::to_string(i) + ".frdump";
+      ASSERT_TRUE(testing::WriteBytes(raw, image.data(), image.size()));
+      ASSERT_EQ(RunShell("zstd -q -f -c '" + raw + "' > '" + out + "'"), 0);
+      ASSERT_EQ(chown(out.c_str(), kStrangerUid, kStrangerGid), 0);
+      forged.push_back(out);
+    }
+  }
+  std::vector<std::string> ForgeDumps(const std::string& job) {
+    std::vector<std::string> forged;
+    ForgeDumpsInto(job, &forged);
+    return forged;
+  }
   void SetUp() override {
     if (geteuid() != 0) {
       GTEST_SKIP() << "needs root: these tests act as uid 4343 (the job's user) and uid 4242 "
@@ -488,39 +531,8 @@ TEST_F(Adversary, SymlinkedTriggerPutsNoByteOfItsTargetInAnyDump) {
 // the directory names nobody, and says whose the refused files are.
 TEST_F(Adversary, ForgedDumpsAndTriggerOnAHealthyJobGiveNoVerdictAndNoHook) {
   const std::string job = "adv-forged";
-  const std::string own = stranger_home_ + "/own";
-  ASSERT_TRUE(MakeDirAs(own, kStrangerUid, kStrangerGid, 0700));
-  ASSERT_TRUE(MakeDirAs(stranger_home_ + "/tmp", kStrangerUid, kStrangerGid, 0700));
-  {
-    JobSlot slot;
-    auto forger = StartJob(Stranger(), stranger_home_, job,
-                           "--ranks 4 --tp 2 --ranks-per-node 4 --ops 600 --step-us 20 "
-                           "--fault stuck:rank=1:op=41 --until-dumps 4 --hang-timeout-s 60",
-                           {{"NCCL_FLIGHTREC_DIR", own},
-                            {"NCCL_FLIGHTREC_DUMP_DIR", own},
-                            {"TMPDIR", stranger_home_ + "/tmp"},
-                            {"NCCL_FLIGHTREC_TIMEOUT_S", "1"},
-                            {"NCCL_FLIGHTREC_VERDICT", "0"},
-                            {"NCCL_FLIGHTREC_ON_VERDICT", ""}});
-    ASSERT_EQ(forger->Wait(120), kUntilDumps) << "the stranger's own job sealed no 4 dumps";
-  }
-  // The forgery: the same images, their host field rewritten.
-  std::vector<std::string> forged;
-  const std::vector<std::string> sources = ListFiles(own, ".frdump");
-  ASSERT_GE(sources.size(), 4u);
-  for (size_t i = 0; i < sources.size(); ++i) {
-    std::string image = DecompressedDump(sources[i]);
-    ASSERT_GT(image.size(), offsetof(format::FileHeader, host) + 64) << sources[i];
-    char* host = &image[offsetof(format::FileHeader, host)];
-    memset(host, 0, 64);
-    memcpy(host, kForgedHost, sizeof(kForgedHost) - 1);
-    const std::string raw = stranger_home_ + "/forged-" + std::to_string(i) + ".raw";
-    const std::string out = stranger_home_ + "/forged-" + std::to_string(i) + ".frdump";
-    ASSERT_TRUE(testing::WriteBytes(raw, image.data(), image.size()));
-    ASSERT_EQ(RunShell("zstd -q -f -c '" + raw + "' > '" + out + "'"), 0);
-    ASSERT_EQ(chown(out.c_str(), kStrangerUid, kStrangerGid), 0);
-    forged.push_back(out);
-  }
+  const std::vector<std::string> forged = ForgeDumps(job);
+  ASSERT_GE(forged.size(), 4u);
 
   JobSlot slot;
   auto p = StartJob(JobUser(), home_, job,
@@ -580,7 +592,8 @@ TEST_F(Adversary, ForgedDumpsAndTriggerOnAHealthyJobGiveNoVerdictAndNoHook) {
       << out.substr(0, 3000);
 }
 
-// Before a real hang, the stranger writes a done marker whose
+// Before a real hang, the stranger plants forged dumps of the job naming
+// an odd host (gpu[001-064]), and writes a done marker whose
 // covered_until_ns is far in the future, verdict locks of generations 1 to
 // 4 naming a live process (its own) that it touches every 200 ms, and a
 // spawn hint naming the same process. The verdict still comes, names the
@@ -588,6 +601,21 @@ TEST_F(Adversary, ForgedDumpsAndTriggerOnAHealthyJobGiveNoVerdictAndNoHook) {
 TEST_F(Adversary, ForgedDoneMarkerAndFreshLocksDoNotSilenceARealHang) {
   const std::string job = "adv-silence";
   const std::string project = project_, host = host_;
+  // Forged dumps of this job naming an odd host, planted before the hang.
+  const std::vector<std::string> forged = ForgeDumps(job);
+  ASSERT_GE(forged.size(), 4u);
+  EXPECT_EQ(DoAs(Stranger(),
+                 [&] {
+                   for (size_t i = 0; i < forged.size(); ++i) {
+                     std::ifstream in(forged[i], std::ios::binary);
+                     std::ofstream(project + "/" +
+                                       DumpName(job, kForgedHost, 90000 + static_cast<pid_t>(i), 1),
+                                   std::ios::binary)
+                         << in.rdbuf();
+                   }
+                   return 0;
+                 }),
+            0);
   StrangerLoop stranger(
       [&]() {
         const pid_t me = getpid();
@@ -620,6 +648,8 @@ TEST_F(Adversary, ForgedDoneMarkerAndFreshLocksDoNotSilenceARealHang) {
   const nlohmann::json verdict = Verdict(job);
   ASSERT_TRUE(verdict.is_object()) << "no verdict JSON in " << project_;
   EXPECT_EQ(CulpritWorldRanks(verdict), std::vector<int>{3}) << verdict.value("headline", "");
+  EXPECT_EQ(verdict.value("headline", "").find("gpu["), std::string::npos)
+      << verdict.value("headline", "");
   const std::vector<std::string> runs = Lines(ReadText(hook_out_));
   ASSERT_EQ(runs.size(), 1u) << ReadText(hook_out_);
   EXPECT_EQ(runs[0].rfind("hang|", 0), 0u) << runs[0];
