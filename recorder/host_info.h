@@ -7,8 +7,8 @@
 
 #include <stddef.h>
 
-#include "flightrec/record_format.h"
 #include "flightrec/job_identity.h"
+#include "flightrec/record_format.h"
 
 namespace flightrec {
 namespace rec {
