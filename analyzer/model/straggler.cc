@@ -219,6 +219,14 @@ class GroupStragglers {
         last_end_[r] = std::max(last_end_[r], rec.gpu_end_ns);
       }
       ++last_ops_[last];
+      // The physics of a collective: every member's kernel ends when the
+      // last one arrived, so the one that started late ran the shortest.
+      // GPU-side lateness counts only where its kernel was that much
+      // shorter than the median member's: a start time that looks late
+      // while the durations say nobody waited (clock offsets that moved
+      // within the window, e.g. around a wall-clock step) is no straggler.
+      scratch_.assign(dur.begin(), dur.end());
+      const double med_dur = Median(&scratch_);
       for (size_t r = 0; r < n_; ++r) {
         // CPU-side: enqueued (or started) late after a long host pause;
         // GPU-side: started late after a long gap on its GPU. Either gap
@@ -231,8 +239,10 @@ class GroupStragglers {
         const double arrive = std::max(by_enqueue[r], by_gpu[r]);
         const double start = by_gpu[r] > 0 ? by_gpu[r] : arrive;
         const double cpu = by_host_gap[r] >= 0.5 * start ? std::min(arrive, by_host_gap[r]) : 0.0;
-        const double gpu =
-            by_gpu_gap[r] >= 0.5 * by_gpu[r] ? std::min(by_gpu[r], by_gpu_gap[r]) : 0.0;
+        const bool ran_short = dur[r] <= 0 || med_dur - dur[r] >= 0.5 * by_gpu[r];
+        const double gpu = by_gpu_gap[r] >= 0.5 * by_gpu[r] && ran_short
+                               ? std::min(by_gpu[r], by_gpu_gap[r])
+                               : 0.0;
         const double late = std::max(cpu, gpu);
         lates_[r].push_back(std::max(late, 0.0));
         if (late <= 0) continue;
