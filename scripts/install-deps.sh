@@ -5,7 +5,7 @@ set -euo pipefail
 
 pkgs=(g++ cmake ninja-build pkg-config binutils libzstd-dev zstd nlohmann-json3-dev
       libcli11-dev libgtest-dev libgmock-dev googletest libbenchmark-dev python3
-      libcpp-httplib-dev libssl-dev libcrypt-dev openssl curl prometheus chromium)
+      libcpp-httplib-dev libssl-dev libcrypt-dev openssl curl jq prometheus chromium)
 if [[ "${1:-}" == "--fuzz" ]]; then
   pkgs+=(clang libclang-rt-dev clang-format clang-tidy)
 fi
