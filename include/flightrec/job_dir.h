@@ -83,6 +83,14 @@ inline void SanitizeName(const char* in, const char* fallback, char* out, size_t
 // when it does not fit. The writers are not inlined: GCC would warn about
 // truncation at call sites whose buffer sizes it can see.
 
+// Copies a string already checked to fit (IsSanitizedName, a known word)
+// into `out` of `out_len` bytes; cut at out_len - 1 all the same.
+inline void CopyChecked(const char* in, char* out, size_t out_len) {
+  const size_t n = strnlen(in, out_len - 1);
+  memcpy(out, in, n);
+  out[n] = '\0';
+}
+
 inline bool NameFits(int n, size_t out_len) { return n > 0 && static_cast<size_t>(n) < out_len; }
 
 __attribute__((noinline)) inline bool RingName(const char* job, const char* host, int64_t pid,
@@ -222,9 +230,9 @@ inline bool ParseTrigger(const char* text, TriggerLine* out) {
     pid = pid * 10 + (pid_text[i] - '0');
   }
   if (pid <= 0) return false;
-  snprintf(out->host, sizeof(out->host), "%s", host);
+  CopyChecked(host, out->host, sizeof(out->host));
   out->pid = pid;
-  snprintf(out->reason, sizeof(out->reason), "%s", reason);
+  CopyChecked(reason, out->reason, sizeof(out->reason));
   return true;
 }
 
@@ -250,7 +258,7 @@ inline bool ParseLock(const char* text, LockText* out) {
   long long pid = 0;
   const int n = sscanf(text, "%64s %lld %15s", host, &pid, word);
   if (n < 2 || pid <= 0 || !IsSanitizedName(host)) return false;
-  snprintf(out->host, sizeof(out->host), "%s", host);
+  CopyChecked(host, out->host, sizeof(out->host));
   out->pid = pid;
   out->released = n == 3 && strcmp(word, kLockReleasedWord) == 0;
   return true;
