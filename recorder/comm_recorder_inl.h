@@ -40,8 +40,8 @@ inline CommRecorder* LookupComm(uint32_t region_index, uint32_t generation_low8)
 
 // Every location of a Record is accessed with one access size only (mixing
 // sizes on one location is outside the C++ memory model): words 0..14 as
-// 64-bit atomics, the one-byte fields of word 15 (state, the channel and
-// proxy-op counters, api_datatype; reserved is never written) as 1-byte
+// 64-bit atomics, the one-byte fields of word 15 (state, the channel,
+// proxy-op and phase counters, api_datatype) as 1-byte
 // atomics, by the
 // writers here and by the readers (record_copy.h). n_channels lives in
 // word 9, so it is read as that whole word.
@@ -188,8 +188,7 @@ FLIGHTREC_HOT_INLINE void CommRecorder::WriteRecord(format::Record* slot, const 
   rec::StoreRelaxed(&dst[7], w[7]);
   rec::StoreRelaxed(&dst[8], w[8]);
   rec::StoreRelaxed(&dst[9], w[9]);
-  // Progress words: zero; word 15 byte by byte (see RecordByte), its
-  // reserved bytes left as they are (never written, zero since creation).
+  // Progress words: zero; word 15 byte by byte (see RecordByte).
   // api_datatype is written here, before commit publishes the record, and
   // not again within the lap (record_format.h, "Access sizes").
   rec::StoreRelaxed(&dst[10], uint64_t{0});
@@ -201,6 +200,8 @@ FLIGHTREC_HOT_INLINE void CommRecorder::WriteRecord(format::Record* slot, const 
   rec::StoreRelaxed(&slot->channels_stopped, uint8_t{0});
   rec::StoreRelaxed(&slot->proxy_ops_started, uint8_t{0});
   rec::StoreRelaxed(&slot->proxy_ops_stopped, uint8_t{0});
+  rec::StoreRelaxed(&slot->phase_compute_channels, uint8_t{0});
+  rec::StoreRelaxed(&slot->phase_final_channels, uint8_t{0});
   rec::StoreRelaxed(&slot->api_datatype, op.api_datatype);
   rec::StoreRelaxed(&slot->state, static_cast<uint8_t>(format::kOpEnqueued));
 }

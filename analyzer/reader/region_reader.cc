@@ -99,6 +99,16 @@ OpRecord ToOpRecord(const Record& r, uint64_t seq, const ImageLayout& layout, ui
   if (layout.version_minor >= format::kApiDatatypeMinor) {
     op.api_datatype = CheckedEnum(r.api_datatype, format::kNumDataTypes, bad);
   }
+  // Format 1.5: a symmetric kernel keeps its variant where the protocol
+  // would be; the phase counters were reserved bytes before.
+  if (layout.version_minor >= format::kNcclTodayMinor) {
+    if ((r.flags & format::kFlagSymmetric) != 0) {
+      op.kernel_variant = CheckedEnum(r.proto, format::kNumKernelVariants, bad);
+      op.proto = format::kProtoUnknown;
+    }
+    op.phase_compute_channels = r.phase_compute_channels;
+    op.phase_final_channels = r.phase_final_channels;
+  }
   op.t_api_ns = layout.MonoToWall(r.t_api_ns);
   op.t_enqueue_ns = layout.MonoToWall(r.t_enqueue_ns);
   op.t_enqueued_ns = layout.MonoToWall(r.t_enqueued_ns);
@@ -144,6 +154,10 @@ void CopyIdentity(BoundedView desc_view, const RegionDesc& d, const ImageLayout&
   comm->finalize_wall_ns = layout.MonoToWall(d.finalize_mono_ns);
   comm->last_enqueue_wall_ns = layout.MonoToWall(d.last_enqueue_mono_ns);
   for (size_t i = 0; i < comm->drops.size(); ++i) comm->drops[i] = d.drops[i];
+  if (layout.version_minor >= format::kNcclTodayMinor) {  // reserved bytes before 1.5
+    comm->event_mask = d.event_mask;
+    comm->open_at_finalize = d.open_at_finalize;
+  }
 }
 
 // A live region's slots [0, n) read twice more from its file after the
@@ -246,6 +260,60 @@ void ReadRecords(BoundedView image, const ImageLayout& layout, uint32_t index, u
   }
 }
 
+// ReadLiveSlots and ReadLiveRecords: the slot loop, `decode` turning each
+// valid record into what *out holds.
+template <typename Op, typename Decode>
+uint64_t ReadLiveRange(const LiveFile& live, const ImageLayout& layout, uint32_t index,
+                       uint64_t begin, uint64_t end, std::vector<Op>* out, Decode decode) {
+  // Reused by every call on this thread, like RereadSlots' buffers.
+  thread_local ByteBuffer first_buf;
+  if (end > begin && end - begin > layout.capacity) begin = end - layout.capacity;
+  const uint64_t mask = layout.capacity - 1;
+  const uint64_t region_base = RegionBase(layout, index);
+  uint64_t torn = 0;
+  while (begin < end) {
+    // One contiguous run of slots, up to the end of the region's array and
+    // at most kLiveChunkSlots: its three copies stay in L2 while checked.
+    const uint64_t to_wrap = layout.capacity - (begin & mask);
+    uint64_t n = end - begin < to_wrap ? end - begin : to_wrap;
+    if (n > kLiveChunkSlots) n = kLiveChunkSlots;
+    const uint64_t offset = region_base + (begin & mask) * format::kRecordSize;
+    const uint64_t len = n * format::kRecordSize;
+    first_buf.Resize(static_cast<size_t>(len));
+    uint64_t done = 0;
+    std::string error;
+    BoundedView first;
+    if (PreadFully(live.fd, offset, first_buf.data(), len, &done, &error)) {
+      first = BoundedView{first_buf.data(), static_cast<size_t>(done)};
+    }
+    // Slots not committed with their own sequence in the first read
+    // (overwritten by a later lap, or still being written) cannot become
+    // valid: only the span between the first and the last slot that was is
+    // read again.
+    uint64_t lo = 0;
+    uint64_t hi = n;
+    while (lo < hi && !CommittedIn(first, lo, begin + lo)) ++lo;
+    while (hi > lo && !CommittedIn(first, hi - 1, begin + hi - 1)) --hi;
+    torn += n - (hi - lo);
+    if (hi > lo) {
+      const LiveSlots reread = RereadSlots(live, offset + lo * format::kRecordSize, hi - lo);
+      for (uint64_t k = lo; k < hi; ++k) {
+        const uint64_t seq = begin + k;
+        Record rec;
+        bool changed = false;
+        if (!CheckSlot(first, true, reread, k * format::kRecordSize, (k - lo) * format::kRecordSize,
+                       seq, layout.version_minor, &rec, &changed)) {
+          ++torn;
+          continue;
+        }
+        out->push_back(decode(rec, seq));
+      }
+    }
+    begin += n;
+  }
+  return torn;
+}
+
 }  // namespace
 
 RegionOutcome ReadRegionDesc(BoundedView image, const ImageLayout& layout, uint32_t index,
@@ -304,53 +372,19 @@ RegionOutcome ReadRegion(BoundedView image, const ImageLayout& layout, uint32_t 
 uint64_t ReadLiveSlots(const LiveFile& live, const ImageLayout& layout, uint32_t index,
                        uint64_t begin, uint64_t end, std::vector<LiveOp>* out,
                        uint64_t* bad_enums) {
-  // Reused by every call on this thread, like RereadSlots' buffers.
-  thread_local ByteBuffer first_buf;
-  if (end > begin && end - begin > layout.capacity) begin = end - layout.capacity;
-  const uint64_t mask = layout.capacity - 1;
-  const uint64_t region_base = RegionBase(layout, index);
-  uint64_t torn = 0;
-  while (begin < end) {
-    // One contiguous run of slots, up to the end of the region's array and
-    // at most kLiveChunkSlots: its three copies stay in L2 while checked.
-    const uint64_t to_wrap = layout.capacity - (begin & mask);
-    uint64_t n = end - begin < to_wrap ? end - begin : to_wrap;
-    if (n > kLiveChunkSlots) n = kLiveChunkSlots;
-    const uint64_t offset = region_base + (begin & mask) * format::kRecordSize;
-    const uint64_t len = n * format::kRecordSize;
-    first_buf.Resize(static_cast<size_t>(len));
-    uint64_t done = 0;
-    std::string error;
-    BoundedView first;
-    if (PreadFully(live.fd, offset, first_buf.data(), len, &done, &error)) {
-      first = BoundedView{first_buf.data(), static_cast<size_t>(done)};
-    }
-    // Slots not committed with their own sequence in the first read
-    // (overwritten by a later lap, or still being written) cannot become
-    // valid: only the span between the first and the last slot that was is
-    // read again.
-    uint64_t lo = 0;
-    uint64_t hi = n;
-    while (lo < hi && !CommittedIn(first, lo, begin + lo)) ++lo;
-    while (hi > lo && !CommittedIn(first, hi - 1, begin + hi - 1)) --hi;
-    torn += n - (hi - lo);
-    if (hi > lo) {
-      const LiveSlots reread = RereadSlots(live, offset + lo * format::kRecordSize, hi - lo);
-      for (uint64_t k = lo; k < hi; ++k) {
-        const uint64_t seq = begin + k;
-        Record rec;
-        bool changed = false;
-        if (!CheckSlot(first, true, reread, k * format::kRecordSize, (k - lo) * format::kRecordSize,
-                       seq, layout.version_minor, &rec, &changed)) {
-          ++torn;
-          continue;
-        }
-        out->push_back(ToLiveOp(rec, seq, layout, bad_enums));
-      }
-    }
-    begin += n;
-  }
-  return torn;
+  return ReadLiveRange(live, layout, index, begin, end, out,
+                       [&](const Record& rec, uint64_t seq) {
+                         return ToLiveOp(rec, seq, layout, bad_enums);
+                       });
+}
+
+uint64_t ReadLiveRecords(const LiveFile& live, const ImageLayout& layout, uint32_t index,
+                         uint64_t begin, uint64_t end, std::vector<OpRecord>* out,
+                         uint64_t* bad_enums) {
+  return ReadLiveRange(live, layout, index, begin, end, out,
+                       [&](const Record& rec, uint64_t seq) {
+                         return ToOpRecord(rec, seq, layout, bad_enums);
+                       });
 }
 
 }  // namespace reader_internal

@@ -54,6 +54,12 @@ struct OpRecord {
   // v5+); format::kTypeUnknown when the record has none (older file, no API
   // event matched, or a type the format does not know).
   uint8_t api_datatype = 0;
+  // Format 1.5 (0 in older files): the symmetric kernel's variant
+  // (format::KernelVariant, from Record::proto of a kFlagSymmetric record;
+  // `proto` is then kProtoUnknown) and the phase counters.
+  uint8_t kernel_variant = 0;
+  uint8_t phase_compute_channels = 0;
+  uint8_t phase_final_channels = 0;
   uint64_t t_api_ns = 0;
   uint64_t t_enqueue_ns = 0;
   uint64_t t_enqueued_ns = 0;
@@ -65,6 +71,8 @@ struct OpRecord {
   uint64_t net_bytes = 0;
 
   bool is_p2p() const { return (flags & format::kFlagP2p) != 0; }
+  bool is_copy_engine() const { return (flags & format::kFlagCopyEngine) != 0; }
+  bool is_symmetric() const { return (flags & format::kFlagSymmetric) != 0; }
   // When the op last moved. The hot path stamps t_last_progress_ns only at
   // the first KernelCh start, so a finished op's GPU end is newer.
   uint64_t last_progress_ns() const {
@@ -108,6 +116,10 @@ struct CommSnapshot {
   uint64_t init_wall_ns = 0;
   uint64_t finalize_wall_ns = 0;
   uint64_t last_enqueue_wall_ns = 0;
+  // Format 1.5 (0 in older files): the activation mask written at init, and
+  // the ops not done when finalize ran (format::kRegionEndedInFlight).
+  uint32_t event_mask = 0;
+  uint32_t open_at_finalize = 0;
   std::array<uint64_t, 8> drops{};
   std::vector<OpRecord> records;  // valid records, ascending slot_seq
   // Filled only by a windowed load: the collectives it took out of

@@ -4,8 +4,11 @@
 // shared by the writer (the NCCL profiler plugin, recorder/) and the readers
 // (`flightrec show`, `flightrec analyze`). It contains fixed-width types only,
 // no pointers, no `bool`, no `size_t`, and every size and offset is pinned with
-// static_assert so that a layout change cannot slip in unnoticed: any change
-// here bumps kFormatMajor.
+// static_assert so that a layout change cannot slip in unnoticed. The
+// version rule as practised: a field added in bytes that were reserved (and
+// so read as 0 in every older file) bumps kFormatMinor, and readers take it
+// only from images of that minor or newer; any change to the size, offset or
+// meaning of an existing field bumps kFormatMajor.
 //
 // OVERVIEW
 //
@@ -67,8 +70,8 @@
 //                            complete and `checksum` covers it
 //
 // Access sizes: words 0..14 (bytes [0, 120)) are only ever accessed as
-// 8-byte atomics, the one-byte fields of word 15 (state, the four counters
-// and api_datatype) only as 1-byte atomics; reserved is never written.
+// 8-byte atomics, the one-byte fields of word 15 (state, the four counters,
+// api_datatype and the two phase counters) only as 1-byte atomics.
 //
 // api_datatype (format 1.4) lives in word 15 but is not a progress word: the
 // claiming writer stores it before it publishes commit and nobody changes it
@@ -166,7 +169,12 @@ constexpr uint16_t kFormatMajor = 1;
 // 1.3: the record checksum gives the slot sequence a round of its own
 //      (RecordChecksum; kChecksumSeedRoundMinor).
 // 1.4: Record::api_datatype (byte 125, formerly reserved; kApiDatatypeMinor).
-constexpr uint16_t kFormatMinor = 4;
+// 1.5: copy-engine and symmetric-kernel records (kFlagCopyEngine,
+//      kFlagSymmetric, kFlagNoCompletion, the CE and SYMK algos, the
+//      KernelVariant in `proto`), the kernel phase counters (bytes 126, 127,
+//      formerly reserved), RegionDesc::event_mask and open_at_finalize, and
+//      kRegionEndedInFlight / kRegionMaskOverridden (kNcclTodayMinor).
+constexpr uint16_t kFormatMinor = 5;
 // The zstd frame magic as it appears in the first four bytes of a dump.
 constexpr uint32_t kZstdFrameMagic = 0xFD2FB528u;
 
@@ -271,7 +279,14 @@ enum Algo : uint8_t {
   kAlgoNvls = 5,
   kAlgoNvlsTree = 6,
   kAlgoPat = 7,
-  kNumAlgos = 8,
+  // Format 1.5. A copy-engine collective's sync strategy ("MC": multicast,
+  // "UC": unicast), the one choice NCCL reports for it.
+  kAlgoCeMulticast = 8,
+  kAlgoCeUnicast = 9,
+  // Format 1.5: a symmetric kernel (kFlagSymmetric); its variant is in
+  // Record::proto (KernelVariant).
+  kAlgoSymmetric = 10,
+  kNumAlgos = 11,
 };
 
 enum Proto : uint8_t {
@@ -280,6 +295,41 @@ enum Proto : uint8_t {
   kProtoLL128 = 2,
   kProtoSimple = 3,
   kNumProtos = 4,
+};
+
+// Format 1.5: the symmetric kernel NCCL ran (API v7 `coll.kernelVariant`,
+// NCCL's ncclSymkKernelId without the function, which Record::func holds).
+// NCCL gives no protocol for a symmetric kernel, so a record with
+// kFlagSymmetric keeps this code in Record::proto. kVariantOther: a name this
+// format does not know.
+enum KernelVariant : uint8_t {
+  kVariantNone = 0,
+  kVariantOther = 1,
+  kVariantAGxLL_R = 2,             // AllReduce
+  kVariantAGxLLMC_R = 3,           // AllReduce
+  kVariantRSxLD_AGxST = 4,         // AllReduce
+  kVariantRSxLDMC_AGxSTMC = 5,     // AllReduce
+  kVariantRSxTmaLD_AGxTmaST = 6,   // AllReduce
+  kVariantAllGatherLL = 7,         // AllGather "LL"
+  kVariantAllGatherLLMC = 8,       // AllGather "LLMC"
+  kVariantAllGatherST = 9,         // AllGather "ST"
+  kVariantAllGatherSTMC = 10,      // AllGather "STMC"
+  kVariantAllGatherTmaST = 11,     // AllGather "TmaST"
+  kVariantAllGatherTmaSTMC = 12,   // AllGather "TmaSTMC"
+  kVariantReduceScatterLL = 13,    // ReduceScatter "LL"
+  kVariantReduceScatterLD = 14,    // ReduceScatter "LD"
+  kVariantReduceScatterLDMC = 15,  // ReduceScatter "LDMC"
+  kNumKernelVariants = 16,
+};
+
+// Format 1.5: the phases of a symmetric kernel (API v7 KernelPhase
+// `phaseId`), counted per record in Record::phase_compute_channels and
+// phase_final_channels.
+enum KernelPhase : uint8_t {
+  kPhaseInitialSync = 0,
+  kPhaseCompute = 1,
+  kPhaseFinalSync = 2,
+  kNumKernelPhases = 3,
 };
 
 enum OpState : uint8_t {
@@ -297,6 +347,10 @@ enum RecordFlag : uint8_t {
   kFlagHasApi = 1u << 2,         // t_api_ns/user_tag/stream came from *Api
   kFlagGpuTimed = 1u << 3,       // KernelCh carried GPU timers
   kFlagNetwork = 1u << 4,        // ProxyOp events were seen
+  // Format 1.5.
+  kFlagCopyEngine = 1u << 5,    // a copy-engine collective (CeColl, API v6+)
+  kFlagSymmetric = 1u << 6,     // a symmetric kernel (`coll.isSymColl`, API v7)
+  kFlagNoCompletion = 1u << 7,  // no completion event can come for this op
 };
 
 // RegionDesc::state.
@@ -310,6 +364,13 @@ enum RegionState : uint32_t {
 enum RegionFlag : uint32_t {
   kRegionIdentityFromInit = 1u << 0,   // v4+: comm identity came from init
   kRegionCompletionTracked = 1u << 1,  // KernelCh/ProxyOp events requested
+  // Format 1.5. Finalize found ops of this communicator not done: NCCL ended
+  // it with work in flight (ncclCommAbort, or destroy after ncclCommRevoke);
+  // RegionDesc::open_at_finalize counts them.
+  kRegionEndedInFlight = 1u << 2,
+  // Format 1.5. NCCL delivered events outside the mask this communicator was
+  // given (RAS's job-wide mask override, NCCL 2.31+).
+  kRegionMaskOverridden = 1u << 3,
 };
 
 // ---------------------------------------------------------------------------
@@ -447,7 +508,13 @@ struct RegionDesc {
   uint64_t finalize_mono_ns;      // 0 while active
   uint64_t drops[8];              // DropCause (< 8) -> count, this comm only
   uint64_t last_enqueue_mono_ns;  // t_enqueue_ns of the newest record
-  uint8_t reserved[40];
+  // Format 1.5: the activation mask written at init (NCCL's ncclProfile*
+  // bits); 0 in older files.
+  uint32_t event_mask;
+  // Format 1.5: ops not done when finalize ran (see kRegionEndedInFlight),
+  // written by the finalize thread before it publishes kRegionFinalized.
+  uint32_t open_at_finalize;
+  uint8_t reserved[32];
 };
 
 static_assert(sizeof(RegionDesc) == kRegionDescSize, "RegionDesc size");
@@ -468,7 +535,9 @@ static_assert(offsetof(RegionDesc, init_mono_ns) == 128, "");
 static_assert(offsetof(RegionDesc, finalize_mono_ns) == 136, "");
 static_assert(offsetof(RegionDesc, drops) == 144, "");
 static_assert(offsetof(RegionDesc, last_enqueue_mono_ns) == 208, "");
-static_assert(offsetof(RegionDesc, reserved) == 216, "");
+static_assert(offsetof(RegionDesc, event_mask) == 216, "");
+static_assert(offsetof(RegionDesc, open_at_finalize) == 220, "");
+static_assert(offsetof(RegionDesc, reserved) == 224, "");
 
 // ---------------------------------------------------------------------------
 // Record: one collective or p2p operation, 128 bytes (two cache lines).
@@ -514,7 +583,14 @@ struct Record {
   // Broadcast are given in bytes as ncclInt8 (docs/design/nccl.md). Readers
   // take it from images with version_minor >= kApiDatatypeMinor only.
   uint8_t api_datatype;
-  uint8_t reserved[2];
+  // Format 1.5, progress counters of a symmetric kernel (API v7 KernelPhase
+  // events): channels whose compute phase began, and channels whose final
+  // sync began. Channels started minus phase_compute_channels are still in
+  // the initial sync; phase_final_channels == channels_started with the op
+  // not done means every channel waits in the final barrier (a peer never
+  // arrived). 0 in older files and for ops without phase events.
+  uint8_t phase_compute_channels;
+  uint8_t phase_final_channels;
 };
 
 static_assert(sizeof(Record) == kRecordSize, "Record size");
@@ -548,12 +624,18 @@ static_assert(offsetof(Record, channels_stopped) == 122, "");
 static_assert(offsetof(Record, proxy_ops_started) == 123, "");
 static_assert(offsetof(Record, proxy_ops_stopped) == 124, "");
 static_assert(offsetof(Record, api_datatype) == 125, "");
-static_assert(offsetof(Record, reserved) == 126, "");
+static_assert(offsetof(Record, phase_compute_channels) == 126, "");
+static_assert(offsetof(Record, phase_final_channels) == 127, "");
 
 constexpr uint32_t kRecordImmutableBegin = 8;   // after commit
 constexpr uint32_t kRecordChecksumOffset = 76;  // offsetof(Record, checksum)
 // The first format minor that writes Record::api_datatype.
 constexpr uint16_t kApiDatatypeMinor = 4;
+// The first format minor that writes the 1.5 fields (copy-engine and
+// symmetric records, phase counters, RegionDesc::event_mask and
+// open_at_finalize): readers take them from images with version_minor >=
+// kNcclTodayMinor only.
+constexpr uint16_t kNcclTodayMinor = 5;
 
 // Checksum of a record's immutable part. This is the one statement of its
 // range: it covers bytes [8, 76) (op_index through type_size), neither the

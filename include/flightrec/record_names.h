@@ -30,12 +30,28 @@ static_assert(sizeof(kDataTypeNames) / sizeof(kDataTypeNames[0]) == kNumDataType
 constexpr uint8_t kDataTypeSizes[] = {0, 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
 static_assert(sizeof(kDataTypeSizes) == kNumDataTypes, "one size per DataType");
 
-constexpr const char* kAlgoNames[] = {"Unknown",       "TREE", "RING",      "COLLNET_DIRECT",
-                                      "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT"};
+constexpr const char* kAlgoNames[] = {"Unknown",       "TREE",  "RING",      "COLLNET_DIRECT",
+                                      "COLLNET_CHAIN", "NVLS",  "NVLS_TREE", "PAT",
+                                      "CE_MC",         "CE_UC", "SYMK"};
 static_assert(sizeof(kAlgoNames) / sizeof(kAlgoNames[0]) == kNumAlgos, "one name per Algo");
 
 constexpr const char* kProtoNames[] = {"Unknown", "LL", "LL128", "SIMPLE"};
 static_assert(sizeof(kProtoNames) / sizeof(kProtoNames[0]) == kNumProtos, "one name per Proto");
+
+// KernelVariant display names: NCCL's ncclSymkKernelId without the function
+// (the record's func says which; AllGather's and ReduceScatter's "LL" differ
+// only by it).
+constexpr const char* kKernelVariantNames[] = {
+    "",   "other", "AGxLL_R", "AGxLLMC_R", "RSxLD_AGxST", "RSxLDMC_AGxSTMC", "RSxTmaLD_AGxTmaST",
+    "LL", "LLMC",  "ST",      "STMC",      "TmaST",       "TmaSTMC",         "LL",
+    "LD", "LDMC"};
+static_assert(sizeof(kKernelVariantNames) / sizeof(kKernelVariantNames[0]) == kNumKernelVariants,
+              "one name per KernelVariant");
+
+// KernelPhase names, as NCCL's `phaseName` spells them.
+constexpr const char* kKernelPhaseNames[] = {"initial_sync", "compute", "final_sync"};
+static_assert(sizeof(kKernelPhaseNames) / sizeof(kKernelPhaseNames[0]) == kNumKernelPhases,
+              "one name per KernelPhase");
 
 constexpr const char* kOpStateNames[] = {"none", "enqueued", "running", "done"};
 static_assert(sizeof(kOpStateNames) / sizeof(kOpStateNames[0]) == kNumOpStates,
