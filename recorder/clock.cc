@@ -17,18 +17,14 @@ namespace {
 constexpr uint32_t kShift = 32;
 constexpr uint64_t kCalibrationNs = 4000000;  // stays within the 5 ms budget
 
-bool InvariantTsc() {
 #if FLIGHTREC_HAVE_RDTSC
+bool InvariantTsc() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (static_cast<unsigned>(__get_cpuid_max(0x80000000u, nullptr)) < 0x80000007u) return false;
   if (!__get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx)) return false;
   return (edx & (1u << 8)) != 0;
-#else
-  return false;
-#endif
 }
 
-#if FLIGHTREC_HAVE_RDTSC
 // One (tsc, mono) pair taken with the tightest bracket of a few tries.
 void SamplePair(uint64_t* tsc, uint64_t* mono) {
   uint64_t best = UINT64_MAX;

@@ -66,9 +66,13 @@ void InitRegionTable(const RingLayout& l, unsigned char* base) {
 
 // Touches every page for writing so the hot path never takes a first-write
 // fault (MAP_POPULATE maps pages but may leave them write-protected). Writes
-// each byte back unchanged: the header is already in the file.
+// each byte back unchanged: the header is already in the file. The stride is
+// the system's page size (64 KiB on many aarch64 kernels), not the file
+// format's kPageSize.
 void Prefault(unsigned char* base, uint64_t size) {
-  for (uint64_t off = 0; off < size; off += format::kPageSize) {
+  const long page = sysconf(_SC_PAGESIZE);
+  const uint64_t stride = page > 0 ? static_cast<uint64_t>(page) : format::kPageSize;
+  for (uint64_t off = 0; off < size; off += stride) {
     volatile unsigned char* p = base + off;
     *p = *p;
   }
