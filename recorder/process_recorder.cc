@@ -12,6 +12,7 @@
 #include "recorder/dump_signal.h"
 #include "recorder/host_info.h"
 #include "recorder/log.h"
+#include "recorder/record_copy.h"
 
 namespace flightrec {
 
@@ -177,6 +178,7 @@ CommRecorder* ProcessRecorder::OpenComm(const CommIdentity& id, LogFn log) {
   uint32_t flags = id.from_init ? uint32_t{format::kRegionIdentityFromInit} : 0u;
   if (id.completion_tracked) flags |= format::kRegionCompletionTracked;
   rec::StoreRelaxed(&d->flags, flags);
+  rec::StoreRelaxed(&d->event_mask, id.event_mask);
   rec::CopyNameRelaxed(d->comm_name, sizeof(d->comm_name), id.name);
   const uint64_t generation = ++g_generation;
   rec::StoreRelaxed(&d->generation, generation);
@@ -227,6 +229,15 @@ bool ProcessRecorder::CloseComm(CommRecorder* c) {
   rec::StoreRelaxed(&c->finalized_, 1u);
   format::RegionDesc* d = c->desc_;
   rec::StoreRelaxed(&d->finalize_mono_ns, rec::ClockNowNs());
+  // NCCL calls finalize after its proxy thread joined and stops no open
+  // event on the way (ncclCommAbort, destroy after ncclCommRevoke): ops not
+  // done now never will be. Written before the state is published.
+  const uint32_t open = OpenAtFinalize(c);
+  rec::StoreRelaxed(&d->open_at_finalize, open);
+  if (open > 0) {
+    // An OR: a late event's MarkCompletionTracked may race with it.
+    __atomic_fetch_or(&d->flags, uint32_t{format::kRegionEndedInFlight}, __ATOMIC_RELAXED);
+  }
   // Pairs with the acquire load of state in the watchdog and readers.
   __atomic_store_n(&d->state, uint32_t{format::kRegionFinalized}, __ATOMIC_RELEASE);
   // New lookups miss at once. Pairs with the acquire load in LookupComm.
@@ -234,6 +245,25 @@ bool ProcessRecorder::CloseComm(CommRecorder* c) {
                    __ATOMIC_RELEASE);
   --open_comms_;
   return open_comms_ == 0;
+}
+
+uint32_t ProcessRecorder::OpenAtFinalize(const CommRecorder* c) const {
+  const format::RegionDesc* d = c->desc_;
+  // Without KernelCh or ProxyOp events no op ever reports done: nothing to
+  // count (the reader cannot tell an abort from a clean destroy there).
+  if ((rec::LoadRelaxed(&d->flags) & format::kRegionCompletionTracked) == 0) return 0;
+  const uint64_t cap = ring().layout.region_capacity;
+  const uint64_t head = rec::LoadRelaxed(&d->head);
+  const uint64_t first = head > cap ? head - cap : 0;
+  uint32_t open = 0;
+  for (uint64_t seq = first; seq < head; ++seq) {
+    format::Record copy;
+    // A slot whose copy does not belong to `seq` (claim in progress, newer
+    // lap) is not one of this window's ops.
+    if (rec::CopyLiveRecord(&c->records_[seq & (cap - 1)], &copy) != seq + 1) continue;
+    if (copy.state != format::kOpDone && open < UINT32_MAX) ++open;
+  }
+  return open;
 }
 
 void ProcessRecorder::SetApiVersion(int api_version) {

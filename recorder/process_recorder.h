@@ -39,6 +39,9 @@ class ProcessRecorder {
   void BindIdentity(CommRecorder* c, uint64_t comm_id, const char* name, int32_t rank);
   // Finalizes the region. True when no communicator is left open.
   bool CloseComm(CommRecorder* c);
+  // Ops of `c`'s region not done, within the ring's live window (0 when the
+  // region does not track completion). Slow path: scans the whole window.
+  uint32_t OpenAtFinalize(const CommRecorder* c) const;
   bool Owns(const CommRecorder* c) const;
   void SetApiVersion(int api_version);
   void CountDrop(format::DropCause cause);
