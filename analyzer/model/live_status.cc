@@ -15,6 +15,7 @@
 #include "analyzer/model/parallel.h"
 #include "analyzer/model/progress.h"
 #include "analyzer/reader/init_file.h"
+#include "analyzer/reader/live_ring.h"
 #include "analyzer/reader/snapshot_reader.h"
 #include "flightrec/record_format.h"
 #include "flightrec/record_names.h"
@@ -38,13 +39,64 @@ bool RingName(const std::string& path) {
 // One file to read, and what reading it gave.
 struct FileRead {
   std::string path;
-  ReadResult ring;  // ReadSnapshotFile, not for `.ring.init`
+  ReadResult ring;  // ReadNewest, else ReadSnapshotFile (not for `.ring.init`)
   InitFile init;    // ReadInitFile: `.ring.init`, or a `.ring` the reader refused
   bool init_read = false;
 };
 
-void ReadOne(FileRead* f) {
+// The records of region `c` that status looks at: its newest `slots`
+// slots, then further back (twice as many each time, down to the start of
+// its last lap) while the oldest op read of a completion-tracked region is
+// pending. ReadRegion's warnings for what was read.
+void ReadNewestRecords(LiveRing* ring, uint64_t slots, CommSnapshot* c,
+                       std::vector<std::string>* warnings) {
+  const uint64_t lap_start = c->overwritten;  // head - capacity when it wrapped, else 0
+  const bool tracked = (c->flags & format::kRegionCompletionTracked) != 0;
+  uint64_t begin = c->head;
+  uint64_t want = slots == 0 ? c->capacity : slots;
+  uint64_t bad_enums = 0;
+  std::vector<OpRecord> held;
+  while (begin > lap_start) {
+    const uint64_t end = begin;
+    begin = end - lap_start > want ? end - want : lap_start;
+    std::vector<OpRecord> older;
+    older.reserve(static_cast<size_t>(end - begin) + held.size());
+    c->torn += ring->ReadRecords(c->region_index, begin, end, &older, &bad_enums);
+    older.insert(older.end(), held.begin(), held.end());
+    held = std::move(older);
+    if (!tracked || (!held.empty() && held.front().state >= format::kOpDone)) break;
+    want *= 2;
+  }
+  c->records = std::move(held);
+  const std::string region = "region " + std::to_string(c->region_index) + ": ";
+  if (bad_enums > 0) {
+    warnings->push_back(region + std::to_string(bad_enums) +
+                        " out-of-range enum values in valid records, shown as Unknown");
+  }
+  if (c->torn > 0) {
+    warnings->push_back(region + std::to_string(c->torn) + " torn or in-flight records skipped");
+  }
+}
+
+// A ring read as status needs it: header, region table and each region's
+// newest records (ReadNewestRecords). False when the file is not a ring
+// LiveRing reads (a dump, garbage, truncated, vanished, ...): the caller
+// reads it whole, which says why.
+bool ReadNewest(const std::string& path, uint64_t slots, ReadResult* out) {
+  LiveRing ring;
+  RingProblem problem = RingProblem::kNone;
+  std::string error;
+  ProcessSnapshot s;
+  if (!ring.Open(path, &problem, &error) || !ring.ReadHead(&s, &problem, &error)) return false;
+  for (CommSnapshot& c : s.comms) ReadNewestRecords(&ring, slots, &c, &s.warnings);
+  out->ok = true;
+  out->snapshot = std::move(s);
+  return true;
+}
+
+void ReadOne(FileRead* f, uint64_t slots) {
   if (!HasSuffix(f->path, kInitSuffix)) {
+    if (ReadNewest(f->path, slots, &f->ring)) return;
     f->ring = ReadSnapshotFile(f->path);
     if (f->ring.ok || !HasSuffix(f->path, kRingSuffix)) return;
   }
@@ -120,7 +172,10 @@ CommStatus CommOf(const ProcessSnapshot& p, const CommSnapshot& c, uint64_t now,
     }
   }
   uint64_t start = std::max(window_start, p.created_wall_ns);
-  if (c.overwritten > 0) start = std::max(start, OldestHeldNs(c));
+  // Wrapped, or only its newest slots read (ReadNewestRecords): the rate
+  // covers the span of what was read.
+  const bool partial = !c.records.empty() && c.records.front().slot_seq > c.overwritten;
+  if (c.overwritten > 0 || partial) start = std::max(start, OldestHeldNs(c));
   s.span_ns = now > start ? now - start : 0;
   return s;
 }
@@ -382,7 +437,8 @@ LiveStatus ReadLiveStatus(const std::vector<std::string>& paths, const StatusOpt
       files.push_back(FileRead{f, {}, {}, false});
     }
   }
-  ParallelFor(files.size(), [&files](size_t i) { ReadOne(&files[i]); });
+  const uint64_t slots = options.newest_slots;
+  ParallelFor(files.size(), [&files, slots](size_t i) { ReadOne(&files[i], slots); });
   out.now_wall_ns = options.now_wall_ns != 0 ? options.now_wall_ns : WallNowNs();
 
   std::vector<ProcessSnapshot> snapshots;

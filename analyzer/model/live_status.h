@@ -4,8 +4,10 @@
 // or on the GPU), idle or dead, the last op it completed per comm, its ops/s
 // and bytes/s over a recent window, and the events it dropped.
 //
-// Read-only: rings are read with ReadSnapshotFile (pread, the seqlock
-// re-checks); nothing is created, written or signalled. Dead is the
+// Read-only: rings are read with LiveRing (pread of the header, the region
+// table and each region's newest slots, with the seqlock re-checks; a file
+// that is not a readable ring is read by ReadSnapshotFile, which says why);
+// nothing is created, written or signalled. Dead is the
 // analyzer's rule (progress.h, docs/analyzer.md "Dead processes") with the
 // reading instant standing for the newest heartbeat, so a job that went
 // silent as a whole is seen too; times of different hosts are compared on
@@ -44,6 +46,11 @@ struct StatusOptions {
   LivenessCheck liveness;                      // default CheckLiveness
   uint64_t now_wall_ns = 0;                    // the reading instant; 0: the clock now
   unsigned threads = 0;                        // reader threads; 0: one per core
+  // Slots read per region: its newest this many, and further back (doubling,
+  // up to its last lap) while the oldest read op of a completion-tracked
+  // region is still pending, so that its oldest pending op is among them.
+  // 0: the whole last lap.
+  uint64_t newest_slots = 256;
 };
 
 // One communicator region of a process.

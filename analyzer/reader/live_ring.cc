@@ -149,4 +149,11 @@ uint64_t LiveRing::ReadSlots(uint32_t region_index, uint64_t begin, uint64_t end
   return reader_internal::ReadLiveSlots(live, layout_, region_index, begin, end, out, &bad_enums);
 }
 
+uint64_t LiveRing::ReadRecords(uint32_t region_index, uint64_t begin, uint64_t end,
+                               std::vector<OpRecord>* out, uint64_t* bad_enums) {
+  if (!head_ok_ || region_index >= layout_.max_regions || end <= begin) return 0;
+  const reader_internal::LiveFile live{fd_};
+  return reader_internal::ReadLiveRecords(live, layout_, region_index, begin, end, out, bad_enums);
+}
+
 }  // namespace flightrec

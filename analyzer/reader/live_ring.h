@@ -1,8 +1,10 @@
-// A ring file held open for incremental reading (`flightrec exporter`).
+// A ring file held open for incremental reading (`flightrec exporter`,
+// `flightrec status`).
 //
 // Where ReadSnapshotFile reads a whole ring every time, a LiveRing reads the
 // header and the region table (a few KiB) on each ReadHead, and the records
-// of only the slot range asked for (ReadSlots), with the same validation:
+// of only the slot range asked for (ReadSlots, ReadRecords), with the same
+// validation:
 // the header through ParseHeaderPrefix, the descriptors through
 // ReadRegionDesc and the records through ReadLiveSlots (the three-read
 // re-check of region_reader.h). Never writes, never maps: the file is read
@@ -60,6 +62,13 @@ class LiveRing {
   // the range were not valid (torn, overwritten meanwhile, or unreadable).
   // Needs a successful ReadHead.
   uint64_t ReadSlots(uint32_t region_index, uint64_t begin, uint64_t end, std::vector<LiveOp>* out);
+
+  // ReadSlots decoding each valid record whole (OpRecord, as ReadRegion
+  // does; `flightrec status`): appended to *out in ascending slot order;
+  // records with enum values the format does not define are counted in
+  // *bad_enums. Returns how many slots of the range were not valid.
+  uint64_t ReadRecords(uint32_t region_index, uint64_t begin, uint64_t end,
+                       std::vector<OpRecord>* out, uint64_t* bad_enums);
 
   // Identity of the open file (a ring replaced under the same name is a new
   // file).

@@ -75,6 +75,12 @@ RegionOutcome ReadRegionDesc(BoundedView image, const ImageLayout& layout, uint3
 uint64_t ReadLiveSlots(const LiveFile& live, const ImageLayout& layout, uint32_t index,
                        uint64_t begin, uint64_t end, std::vector<LiveOp>* out, uint64_t* bad_enums);
 
+// ReadLiveSlots decoding each valid record whole, as ReadRegion does
+// (`flightrec status`: the newest slots of a region, not its whole lap).
+uint64_t ReadLiveRecords(const LiveFile& live, const ImageLayout& layout, uint32_t index,
+                         uint64_t begin, uint64_t end, std::vector<OpRecord>* out,
+                         uint64_t* bad_enums);
+
 }  // namespace reader_internal
 }  // namespace flightrec
 
