@@ -29,7 +29,14 @@ inline uint64_t PtrBits(const void* p) {
 constexpr uint64_t kDeclinedTypes =
     abi::kProfileGroup | abi::kProfileGroupApi | abi::kProfileKernelLaunch |
     abi::kProfileProxyCtrl | abi::kProfileNetPlugin | abi::kProfileCeColl | abi::kProfileCeSync |
-    abi::kProfileCeBatch | abi::kProfileKernelPhase;
+    abi::kProfileCeBatch;
+
+// Declined types NCCL starts only when their own bit is in the mask (the
+// others, Group and GroupApi, come whenever an op type is asked for): one of
+// these arriving outside the mask the plugin wrote means the mask was
+// overridden (RAS, NCCL 2.31+; docs/design/nccl.md §NCCL 2.31).
+constexpr uint64_t kSelfGatedDeclinedTypes =
+    abi::kProfileKernelLaunch | abi::kProfileProxyCtrl | abi::kProfileNetPlugin;
 
 inline bool IsDeclinedType(uint64_t type) {
   return type != 0 && (type & (type - 1)) == 0 && (type & kDeclinedTypes) != 0;
@@ -101,6 +108,7 @@ inline uint64_t StateValueV4(abi::EventState state, const abi::StateArgsV4* args
   if (args == nullptr) return 0;
   switch (state) {
     case abi::kKernelChStop:
+    case abi::kKernelPhaseStop:  // v7: a phase's stop reuses kernelCh.pTimer
       return args->kernelCh.pTimer;
     case abi::kProxyStepSendWait:
     case abi::kProxyStepRecvFlushWait:

@@ -1,6 +1,7 @@
 // The entry points of ncclProfiler_v5, _v6 and _v7, written once. The three
 // descriptors agree on every field flightrec reads; v6 adds copy-engine
-// events (declined) and v7 per-call user tags (recorded when present).
+// events and v7 per-call user tags, symmetric-kernel collectives
+// (isSymColl, kernelVariant) and KernelPhase events (recorded when present).
 // plugin/adapters.cc instantiates these for each version and exports the
 // tables.
 #ifndef FLIGHTREC_PLUGIN_ADAPTER_V5_FAMILY_H_
@@ -21,6 +22,26 @@ inline constexpr bool kHasUserTag = false;
 template <typename Descr>
 inline constexpr bool kHasUserTag<Descr, std::void_t<decltype(Descr::coll.userTag)>> = true;
 
+// v7+: coll.isSymColl and the KernelPhase descriptor exist.
+template <typename Descr, typename = void>
+inline constexpr bool kHasSymmetric = false;
+template <typename Descr>
+inline constexpr bool kHasSymmetric<
+    Descr, std::void_t<decltype(Descr::coll.isSymColl), decltype(Descr::kernelPhase)>> = true;
+
+// A symmetric kernel's Coll (v7, isSymColl): algo kAlgoSymmetric, the
+// variant in proto (NCCL gives the variant's tail as `algo` and "" as
+// `proto`). NCCL posts every KernelCh of a symmetric plan against its head
+// task (nChannels = the plan's channels); the plan's other tasks carry
+// nChannels 0 and never get one: kFlagNoCompletion, so that they never read
+// as stuck (docs/design/nccl.md §Symmetric kernels).
+inline void MarkSymmetric(const char* kernel_variant, OpStart* op) {
+  op->desc.flags |= format::kFlagSymmetric;
+  op->desc.algo = format::kAlgoSymmetric;
+  op->desc.proto = MapName(NameKind::kVariant, kernel_variant);
+  if (op->desc.n_channels == 0) op->desc.flags |= format::kFlagNoCompletion;
+}
+
 template <int kApiVersion>
 abi::Result InitV5Family(void** context, uint64_t comm_id, int* event_mask, const char* comm_name,
                          int nnodes, int nranks, int rank, abi::DebugLogger log) {
@@ -38,6 +59,9 @@ __attribute__((noinline)) void* StartOtherV5Family(void* context, const Descr* d
       OpStart op = CollFromStrings(d->coll, d->coll.nChannels);
       op.parent_is_api = true;
       if constexpr (kHasUserTag<Descr>) op.desc.user_tag = d->coll.userTag;
+      if constexpr (kHasSymmetric<Descr>) {
+        if (d->coll.isSymColl != 0) MarkSymmetric(d->coll.kernelVariant, &op);
+      }
       return StartOp(context, d->parentObj, op);
     }
     case abi::kProfileP2p: {
@@ -60,6 +84,15 @@ __attribute__((noinline)) void* StartOtherV5Family(void* context, const Descr* d
       return StartProxyOp(context, d->parentObj, d->proxyOp.pid);
     case abi::kProfileProxyStep:
       return StartProxyStep(d->parentObj);
+    case abi::kProfileKernelPhase:
+      if constexpr (kHasSymmetric<Descr>) {
+        if (FLIGHTREC_UNLIKELY((WrittenMask() & abi::kProfileKernelPhase) == 0)) {
+          NoteUnaskedEvent(context, abi::kProfileKernelPhase);
+        }
+        return StartKernelPhase(d->parentObj, d->kernelPhase.phaseId);
+      }
+      CountUnknownEvent(context);  // NCCL's shims drop phases for v5/v6 tables
+      return nullptr;
     default:
       CountUnknownEvent(context);
       return nullptr;
@@ -78,7 +111,10 @@ abi::Result StartEventV5Family(void* context, void** handle, Descr* d) {
     StartKernelCh(handle, d->parentObj, d->kernelCh.pTimer, true);
     return abi::kSuccess;
   }
-  if (IsDeclinedType(type)) return abi::kSuccess;  // Group, GroupApi, KernelLaunch, ...
+  if (IsDeclinedType(type)) {  // Group, GroupApi, KernelLaunch, ...
+    if (FLIGHTREC_UNLIKELY((type & kSelfGatedDeclinedTypes) != 0)) NoteUnaskedEvent(context, type);
+    return abi::kSuccess;
+  }
   *handle = StartOtherV5Family(context, d);
   return abi::kSuccess;
 }

@@ -1,5 +1,7 @@
 #include "plugin/enum_map.h"
 
+#include <string.h>
+
 #include <atomic>
 
 #include "flightrec/record_format.h"
@@ -25,6 +27,8 @@ uint8_t LookupSlow(NameKind kind, const char* name) {
       return format::DataTypeFromName(name);
     case NameKind::kAlgo:
       return format::AlgoFromName(name);
+    case NameKind::kVariant:
+      return VariantFromName(name);
     default:
       return format::ProtoFromName(name);
   }
@@ -41,7 +45,7 @@ __attribute__((noinline, cold)) uint8_t detail::MapNameSlow(NameKind kind, const
   const uint64_t ptr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(name));
   if (ptr >= kPtrLimit) return value;
   static_assert(format::kNumFuncs <= 16 && format::kNumDataTypes <= 16 && format::kNumAlgos <= 16 &&
-                    format::kNumProtos <= 16,
+                    format::kNumProtos <= 16 && format::kNumKernelVariants <= 16,
                 "every value fits kNameValueMask");
   const uint64_t entry =
       (ptr << kNameEntryShift) | (uint64_t{NameKey(name)} << kNameKeyShift) | value;
@@ -62,6 +66,45 @@ __attribute__((noinline, cold)) uint8_t detail::MapNameSlow(NameKind kind, const
     i = (i + 1) & (kNameCacheSlots - 1);
   }
   return value;
+}
+
+uint8_t VariantFromName(const char* name) {
+  if (name == nullptr || name[0] == '\0') return format::kVariantNone;
+  // "<Func>_<variant>": the function picks the group (AllGather's and
+  // ReduceScatter's "LL" are different kernels), the rest the variant.
+  struct Entry {
+    format::Func func;
+    const char* variant;
+    format::KernelVariant code;
+  };
+  static constexpr Entry kEntries[] = {
+      {format::kFuncAllReduce, "AGxLL_R", format::kVariantAGxLL_R},
+      {format::kFuncAllReduce, "AGxLLMC_R", format::kVariantAGxLLMC_R},
+      {format::kFuncAllReduce, "RSxLD_AGxST", format::kVariantRSxLD_AGxST},
+      {format::kFuncAllReduce, "RSxLDMC_AGxSTMC", format::kVariantRSxLDMC_AGxSTMC},
+      {format::kFuncAllReduce, "RSxTmaLD_AGxTmaST", format::kVariantRSxTmaLD_AGxTmaST},
+      {format::kFuncAllGather, "LL", format::kVariantAllGatherLL},
+      {format::kFuncAllGather, "LLMC", format::kVariantAllGatherLLMC},
+      {format::kFuncAllGather, "ST", format::kVariantAllGatherST},
+      {format::kFuncAllGather, "STMC", format::kVariantAllGatherSTMC},
+      {format::kFuncAllGather, "TmaST", format::kVariantAllGatherTmaST},
+      {format::kFuncAllGather, "TmaSTMC", format::kVariantAllGatherTmaSTMC},
+      {format::kFuncReduceScatter, "LL", format::kVariantReduceScatterLL},
+      {format::kFuncReduceScatter, "LD", format::kVariantReduceScatterLD},
+      {format::kFuncReduceScatter, "LDMC", format::kVariantReduceScatterLDMC},
+  };
+  const char* sep = strchr(name, '_');
+  if (sep == nullptr) return format::kVariantOther;
+  char func[24];
+  const size_t n = static_cast<size_t>(sep - name);
+  if (n >= sizeof(func)) return format::kVariantOther;
+  memcpy(func, name, n);
+  func[n] = '\0';
+  const format::Func f = format::FuncFromName(func);
+  for (const Entry& e : kEntries) {
+    if (e.func == f && strcmp(e.variant, sep + 1) == 0) return e.code;
+  }
+  return format::kVariantOther;
 }
 
 uint8_t MapV1Func(uint8_t code) {

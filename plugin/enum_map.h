@@ -17,7 +17,15 @@
 namespace flightrec {
 namespace plugin {
 
-enum class NameKind : uint8_t { kFunc = 0, kDataType = 1, kAlgo = 2, kProto = 3, kCount = 4 };
+// kVariant: API v7 `coll.kernelVariant` ("AllReduce_AGxLL_R") -> format::KernelVariant.
+enum class NameKind : uint8_t {
+  kFunc = 0,
+  kDataType = 1,
+  kAlgo = 2,
+  kProto = 3,
+  kVariant = 4,
+  kCount = 5
+};
 
 namespace detail {
 
@@ -81,6 +89,15 @@ inline uint8_t MapName(NameKind kind, const char* name) {
   }
   return detail::MapNameSlow(kind, name);
 }
+
+// NCCL's symmetric kernel name (ncclSymkKernelIdToString: "<Func>_<variant>",
+// e.g. "AllReduce_AGxLL_R", "AllGather_LL") -> format::KernelVariant:
+// kVariantNone for NULL or "", kVariantOther for a name the format does not
+// know. The slow path behind MapName(NameKind::kVariant, ...). Variant names
+// do not all have keys of their own (NameKey: "AllGather_LLMC" and
+// "AllGather_STMC"); the key is insurance against a reused pointer, and
+// NCCL's names are static strings.
+uint8_t VariantFromName(const char* name);
 
 // v1 codes (nccl_abi::v1) -> format enums; out-of-range codes give 0.
 uint8_t MapV1Func(uint8_t code);

@@ -69,14 +69,15 @@ void* InitContext(const InitRequest& req, int* event_mask) {
   id.api_version = req.api_version;
   // Every op reports completion only when KernelCh exists (v3+) and is asked
   // for; then the watchdog may judge an op stuck from its first op on.
-  id.completion_tracked =
-      req.api_version >= 3 && (MaskToWrite(0) & nccl_abi::kProfileKernelCh) != 0;
+  const int mask = MaskToWrite(event_mask != nullptr ? *event_mask : 0, req.api_version);
+  id.completion_tracked = req.api_version >= 3 && (mask & nccl_abi::kProfileKernelCh) != 0;
+  id.event_mask = static_cast<uint32_t>(mask);  // RegionDesc::event_mask
   CommRecorder* comm = OpenComm(id, req.log);
   if (comm == nullptr) return nullptr;  // OpenComm logged why
   if (EventMaskEnvInvalid()) WarnBadMaskOnce(req.log);
   // The mask is process-global and NCCL snapshots it per API call: writing
   // it at every init keeps our bits even if someone else wrote it since.
-  if (event_mask != nullptr) *event_mask = MaskToWrite(*event_mask);
+  if (event_mask != nullptr) *event_mask = mask;
   return HandleToPtr(
       EncodeHandle(HandleKind::kContext, comm->generation_low8(), comm->region_index(), 0));
 }
@@ -85,6 +86,15 @@ void FinalizeContext(void* context) {
   if (context == nullptr) return;  // NCCL <= 2.27 finalizes declined comms too
   CommRecorder* comm = detail::ResolveAs(HandleBits(context), HandleKind::kContext);
   if (comm != nullptr) CloseComm(comm);
+}
+
+// Rare: only events the written mask did not ask for come here.
+__attribute__((noinline, cold)) void NoteUnaskedEvent(void* context, uint64_t type) {
+  if ((static_cast<uint64_t>(static_cast<uint32_t>(WrittenMask())) & type) != 0) return;
+  const DecodedHandle d = DecodeHandle(context);
+  CommRecorder* comm =
+      d.kind == HandleKind::kContext ? rec::LookupComm(d.region, d.generation_low8) : nullptr;
+  if (comm != nullptr) comm->NoteMaskOverridden();
 }
 
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work.

@@ -72,6 +72,15 @@ inline void* StartGroup(void* context);
 // record, so that no value has to survive a call (8 per collective: the
 // entry point then needs no register saves).
 inline void StartKernelCh(void** handle, void* parent, uint64_t gpu_start_ns, bool timed);
+// v7 KernelPhase (symmetric kernels): `parent` is the channel's KernelCh
+// handle; counts the channel into the op's phase counters and returns a
+// kKernelPhase handle (its KernelPhaseStop and stopEvent change nothing:
+// the KernelCh stop ends the channel).
+inline void* StartKernelPhase(void* parent, uint8_t phase_id);
+// An event type outside the activation mask this process wrote arrived (RAS's
+// job-wide override, NCCL 2.31+): flags the region kRegionMaskOverridden.
+// Out of line, once per region (a flag test after the first).
+void NoteUnaskedEvent(void* context, uint64_t type);
 // Checks `pid` against ours before looking at context or parent (PXN).
 inline void* StartProxyOp(void* context, void* parent, int32_t pid);
 inline void* StartProxyStep(void* parent);

@@ -156,6 +156,16 @@ FLIGHTREC_HOT_INLINE void StartKernelCh(void** handle, void* parent, uint64_t gp
 }
 
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work.
+FLIGHTREC_HOT_INLINE void* StartKernelPhase(void* parent, uint8_t phase_id) {
+  if (parent == nullptr) return nullptr;  // the KernelCh (or its op) was not recorded
+  const uint64_t h = HandleBits(parent);
+  CommRecorder* comm = detail::ResolveAs(h, HandleKind::kKernelTimed);
+  if (comm == nullptr) return nullptr;
+  comm->KernelPhaseBegin(HandlePayload(h), phase_id);
+  return HandleToPtr(WithKind(h, HandleKind::kKernelPhase));
+}
+
+// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
 FLIGHTREC_HOT_INLINE void* StartProxyOp(void* context, void* parent, int32_t pid) {
   // PXN: another process's op carries its context and parent, meaningless
   // here (and possibly decodable as one of ours). The pid decides first.
@@ -201,7 +211,7 @@ FLIGHTREC_HOT_INLINE void StopEvent(void* handle) {
     case HandleKind::kInvalid:
       detail::CountForeign();
       return;
-    default:  // API, KernelCh v4+ (stopped by KernelChStop), ProxyStep, context
+    default:  // API, KernelCh v4+ (stopped by KernelChStop), KernelPhase, ProxyStep, context
       return;
   }
 }
@@ -219,6 +229,9 @@ FLIGHTREC_HOT_INLINE void RecordState(void* handle, nccl_abi::EventState state, 
         if ((comm = detail::LiveComm(h)) != nullptr) comm->KernelStop(HandlePayload(h), value);
         return;
       }
+      break;
+    case nccl_abi::kKernelPhaseStop:  // nothing to record (StartKernelPhase)
+      if (HasKind(h, HandleKind::kKernelPhase)) return;
       break;
     case nccl_abi::kProxyStepSendWait:
     case nccl_abi::kProxyStepRecvFlushWait:

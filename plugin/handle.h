@@ -31,7 +31,8 @@ enum class HandleKind : uint8_t {
   kKernelUntimed = 5,  // KernelCh, API v3: stopEvent is the stop, no timer
   kProxyOp = 6,        // payload = slot sequence of the parent op
   kProxyStep = 7,      // payload = slot sequence of the grandparent op
-  kMaxKind = 7,
+  kKernelPhase = 8,    // KernelPhase (v7): payload = slot sequence of the op
+  kMaxKind = 8,
 };
 
 constexpr int kKindShift = 60;

@@ -16,6 +16,7 @@ namespace detail {
 // later caller of EnsureProcessSetup) and by the atfork child handler (the
 // only thread in the child). Relaxed everywhere: no other data hangs on it.
 std::atomic<int32_t> g_pid{0};
+std::atomic<int> g_written_mask{0};
 }  // namespace detail
 
 namespace {
@@ -27,7 +28,8 @@ namespace abi = nccl_abi;
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
 bool g_mask_override = false;
 bool g_mask_env_invalid = false;
-int g_mask = 0;
+bool g_net_steps = false;
+int g_mask = 0;  // the override (g_mask_override), else unused
 
 void RefreshPidInChild() { g_pid.store(static_cast<int32_t>(getpid()), std::memory_order_relaxed); }
 
@@ -52,23 +54,34 @@ void SetupOnce() {
     }
     g_mask_env_invalid = true;  // fall back to the default, warn at init
   }
-  g_mask = DefaultEventMask(EnvFlag("NCCL_FLIGHTREC_NET_STEPS"));
+  g_net_steps = EnvFlag("NCCL_FLIGHTREC_NET_STEPS");
 }
 
 }  // namespace
 
-int DefaultEventMask(bool net_steps) {
+int DefaultEventMask(bool net_steps, int api_version) {
+  // KernelCh in every version: it is the only completion signal of an
+  // intra-node op, and without completion no op can be judged stuck. Its cost
+  // on NCCL 2.31.2 (NVIDIA/nccl#2355) is documented in docs/plugin.md with
+  // the variable that drops it.
   int mask = abi::kProfileColl | abi::kProfileP2p | abi::kProfileKernelCh | abi::kProfileCollApi |
              abi::kProfileP2pApi | abi::kProfileProxyOp;
   if (net_steps) mask |= abi::kProfileProxyStep;
+  // v7 (NCCL 2.31+): only symmetric kernels emit phases (two more events per
+  // channel of a symmetric kernel); they tell "a peer never arrived" (every
+  // channel in the final sync) from "stuck computing".
+  if (api_version >= 7) mask |= abi::kProfileKernelPhase;
   return mask;
 }
 
 void EnsureProcessSetup() { pthread_once(&g_once, SetupOnce); }
 
-int MaskToWrite(int current_mask) {
+int MaskToWrite(int current_mask, int api_version) {
   EnsureProcessSetup();
-  return g_mask_override ? g_mask : (current_mask | g_mask);
+  const int mask =
+      g_mask_override ? g_mask : (current_mask | DefaultEventMask(g_net_steps, api_version));
+  detail::g_written_mask.store(mask, std::memory_order_relaxed);  // see g_written_mask
+  return mask;
 }
 
 bool EventMaskEnvInvalid() {

@@ -12,8 +12,10 @@ namespace plugin {
 
 // Events flightrec needs by default: ops (Coll, P2p), their API calls (user
 // tag, stream, API time), completion (KernelCh: GPU timers; ProxyOp:
-// network). See docs/plugin.md for why each bit is in or out.
-int DefaultEventMask(bool net_steps);
+// network), and from API v7 (NCCL 2.31+) KernelPhase: where inside a
+// symmetric kernel each channel is. See docs/plugin.md ("The activation
+// mask, and why") for why each bit is in or out per NCCL version.
+int DefaultEventMask(bool net_steps, int api_version);
 
 // Parses NCCL_FLIGHTREC_EVENT_MASK / NCCL_FLIGHTREC_NET_STEPS once and
 // caches our pid (refreshed in fork children). Idempotent, thread-safe.
@@ -21,18 +23,25 @@ void EnsureProcessSetup();
 
 // The mask to write through init's eActivationMask: the override when
 // NCCL_FLIGHTREC_EVENT_MASK is set (replaces the whole mask), else
-// NCCL's current value OR our default bits.
-int MaskToWrite(int current_mask);
+// NCCL's current value OR our default bits for `api_version`. Remembers the
+// result (WrittenMask). Slow path.
+int MaskToWrite(int current_mask, int api_version);
 
 // True when NCCL_FLIGHTREC_EVENT_MASK was set but is not an integer in
 // [0, INT_MAX]; the default mask is used instead.
 bool EventMaskEnvInvalid();
 
 namespace detail {
+// The activation mask the last accepted init wrote (MaskToWrite). Relaxed:
+// a flag test against it (NoteUnaskedEvent) needs no other data.
+extern std::atomic<int> g_written_mask;
 // Our pid, written by EnsureProcessSetup (under pthread_once) and the atfork
 // child handler; defined in process_setup.cc.
 extern std::atomic<int32_t> g_pid;
 }  // namespace detail
+
+// Hot path: one relaxed load (see g_written_mask).
+inline int WrittenMask() { return detail::g_written_mask.load(std::memory_order_relaxed); }
 
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work
 // (one relaxed load; getpid() is never called here). Relaxed: no other data

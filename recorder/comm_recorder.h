@@ -87,6 +87,12 @@ class CommRecorder {
   // kOpDone once every channel has stopped.
   void KernelStart(uint64_t seq, uint64_t gpu_timer_ns);
   void KernelStop(uint64_t seq, uint64_t gpu_timer_ns);
+  // KernelPhase start (API v7, symmetric kernels only): a channel entered
+  // `phase` (format::KernelPhase). Counts channels whose compute phase and
+  // whose final sync began (Record::phase_compute_channels /
+  // phase_final_channels); the initial sync is implied by KernelStart.
+  // Called on the thread that delivers the op's KernelCh events.
+  void KernelPhaseBegin(uint64_t seq, uint8_t phase);
   // Network progress (ProxyOp/ProxyStep). Without KernelCh events, the op is
   // kOpDone when every started ProxyOp has stopped.
   void ProxyOpStart(uint64_t seq);
@@ -94,6 +100,9 @@ class CommRecorder {
   void ProxyProgress(uint64_t seq, uint64_t bytes);
 
   void CountDrop(format::DropCause cause);
+  // Sets kRegionMaskOverridden on the region (events outside the mask the
+  // plugin wrote arrived: RAS's job-wide override). Idempotent.
+  void NoteMaskOverridden();
 
   // --- everything below is the recorder's own ---
  private:

@@ -5,9 +5,16 @@
 // machine is the one documented in include/flightrec/record_format.h.
 //
 // Threads: BeginOp/OpEnqueued run on NCCL's launch thread; KernelStart/Stop
-// and ProxyOp*/ProxyProgress on its proxy thread, which is therefore the
-// single writer of every progress word of a record: those words use a
-// relaxed load + store, not an atomic read-modify-write.
+// and KernelPhase on the thread that delivers a communicator's KernelCh
+// events (its proxy thread up to NCCL 2.30; from 2.31 a profiler thread of
+// its own, docs/design/nccl.md §NCCL 2.31), ProxyOp*/ProxyProgress on its
+// proxy thread. Each progress word has one writer thread, so those words use
+// a relaxed load + store, not an atomic read-modify-write: the kernel words
+// (channel counters, GPU timers, phase counters) are the KernelCh thread's,
+// the proxy words (proxy counters, net_bytes) the proxy thread's. Two words
+// have both as writers: `state` (AdvanceState: a bounded compare-exchange,
+// so a late kOpRunning never overwrites kOpDone) and t_last_progress_ns (a
+// plain store: either thread's "now" is a valid recent progress time).
 #ifndef FLIGHTREC_RECORDER_COMM_RECORDER_INL_H_
 #define FLIGHTREC_RECORDER_COMM_RECORDER_INL_H_
 
@@ -79,6 +86,13 @@ inline void CommRecorder::CountDrop(format::DropCause cause) {
   if (c >= format::kNumDropCauses) return;
   rec::AddRelaxed(&header_->drops[c], uint64_t{1});
   if (c < 8) rec::AddRelaxed(&desc_->drops[c], uint64_t{1});
+}
+
+inline void CommRecorder::NoteMaskOverridden() {
+  if ((rec::LoadRelaxed(&desc_->flags) & format::kRegionMaskOverridden) == 0) {
+    // Relaxed: a region flag read by itself (as kRegionCompletionTracked).
+    __atomic_fetch_or(&desc_->flags, uint32_t{format::kRegionMaskOverridden}, __ATOMIC_RELAXED);
+  }
 }
 
 FLIGHTREC_HOT_INLINE uint64_t CommRecorder::NoteApiCall(const ApiCall& call) {
@@ -282,9 +296,20 @@ inline void CommRecorder::NoteGpuOffset(uint64_t gpu_timer_ns, uint64_t now) {
 }
 
 namespace rec {
-// Moves the op state forward only (single writer after commit: proxy thread).
+// Moves the op state forward only. Two writer threads from NCCL 2.31 on
+// (KernelCh events from the profiler thread, ProxyOp from the proxy thread):
+// a compare-exchange, so a ProxyOpStart's kOpRunning can never overwrite a
+// KernelStop's kOpDone. Bounded: every failed exchange saw a higher state,
+// and there are kNumOpStates states. Relaxed: nothing else is published
+// through `state` (readers take the record's words as they find them).
 inline void AdvanceState(format::Record* r, uint8_t target) {
-  if (LoadRelaxed(&r->state) < target) StoreRelaxed(&r->state, target);
+  uint8_t cur = LoadRelaxed(&r->state);
+  while (cur < target) {
+    if (__atomic_compare_exchange_n(&r->state, &cur, target, /*weak=*/false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED)) {
+      return;
+    }
+  }
 }
 // Saturating uint8 increment (single writer); returns the new value.
 inline uint8_t Bump(uint8_t* counter) {
@@ -338,6 +363,18 @@ FLIGHTREC_HOT_INLINE void CommRecorder::KernelStop(uint64_t seq, uint64_t gpu_ti
   // stop (v3) reads the host clock.
   if (gpu_timer_ns != 0) return;
   rec::StoreRelaxed(&r->t_last_progress_ns, NowNs());
+}
+
+FLIGHTREC_HOT_INLINE void CommRecorder::KernelPhaseBegin(uint64_t seq, uint8_t phase) {
+  format::Record* r = LiveSlot(seq);
+  if (r == nullptr) return;
+  // One event per (channel, phase); the KernelCh thread is the only writer
+  // (see the top of this file). No clock: the KernelCh stop dates the end.
+  if (phase == format::kPhaseCompute) {
+    rec::Bump(&r->phase_compute_channels);
+  } else if (phase == format::kPhaseFinalSync) {
+    rec::Bump(&r->phase_final_channels);
+  }
 }
 
 FLIGHTREC_HOT_INLINE void CommRecorder::ProxyOpStart(uint64_t seq) {

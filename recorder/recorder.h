@@ -46,6 +46,9 @@ struct CommIdentity {
   // its completion and the watchdog may judge it stuck. (The recorder also
   // sets this on the region at the first KernelCh/ProxyOp event.)
   bool completion_tracked = false;
+  // The activation mask the plugin writes for this comm (NCCL's ncclProfile*
+  // bits): RegionDesc::event_mask.
+  uint32_t event_mask = 0;
 };
 
 class CommRecorder;  // defined in comm_recorder.h
