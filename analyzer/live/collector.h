@@ -71,7 +71,12 @@ class Collector {
  private:
   struct Ring;
   struct Dump;
-  void ScanRing(Ring* ring, ScanStats* stats);
+  // Slots ScanRing will read in `ring` (its head just read): the new ones
+  // of each region, at most a lap, and the pending ones it re-checks.
+  static uint64_t NewSlots(const Ring& ring);
+  // Reads the new slots of `ring`; touches nothing but *ring, *recs (its
+  // scratch) and *stats, so rings are scanned in parallel.
+  static void ScanRing(Ring* ring, std::vector<LiveOp>* recs, ScanStats* stats);
 
   std::vector<std::string> dirs_;
   Detail detail_;
@@ -82,7 +87,6 @@ class Collector {
   std::map<std::string, RingProblem> skipped_;
   std::map<std::string, uint64_t> skips_total_;  // reason -> skip events
   uint64_t now_wall_ns_ = 0;
-  std::vector<LiveOp> recs_;  // ScanRing's scratch records
   // Size of the last exposition: the next one is reserved at once instead of
   // growing (and copying) ~20 times on its way to ~400 KB.
   mutable size_t last_render_bytes_ = 0;
