@@ -185,7 +185,11 @@ size_t ChooseFile(const std::vector<ProcessSnapshot>& snaps, const std::vector<s
   auto by_ring = [&snaps](size_t a, size_t b) { return RingOlder(snaps[a], snaps[b]); };
   std::sort(dumps.begin(), dumps.end(), by_dump);
   std::sort(rings.begin(), rings.end(), by_ring);
-  why->assign(snaps.size(), std::string());
+  // Sized once per load and cleared only at this process's files: clearing
+  // all of it per process would be quadratic in the files (4.3 billion
+  // string assignments at 65,536 ranks).
+  if (why->size() != snaps.size()) why->assign(snaps.size(), std::string());
+  for (size_t i : idx) (*why)[i].clear();
   const std::string n_dumps = std::to_string(dumps.size());
   for (size_t k = 0; k + 1 < dumps.size(); ++k) {
     (*why)[dumps[k]] =
