@@ -220,9 +220,8 @@ uint64_t JobIndex::FirstCollIndex(int32_t group, int32_t rank) const {
   if (ops == nullptr) return UINT64_MAX;
   const CommSnapshot& c = Comm(groups_[group].members[rank]);
   uint64_t first = ops->coll.empty() ? UINT64_MAX : c.records[ops->coll.front()].op_index;
-  for (size_t k = 0; k < c.history.size(); ++k) {
-    if (c.history[k].held()) return std::min(first, c.history_first + k);
-  }
+  const size_t k = c.history.FirstHeld();
+  if (k < c.history.size()) return std::min(first, c.history_first + k);
   return first;
 }
 

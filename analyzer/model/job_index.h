@@ -110,9 +110,7 @@ class JobIndex {
   void ForEachCollSig(int32_t group, int32_t rank, Fn&& fn) const {
     if (Ops(group, rank) == nullptr) return;
     const CommSnapshot& c = Comm(groups_[group].members[rank]);
-    for (size_t k = 0; k < c.history.size(); ++k) {
-      if (c.history[k].held()) fn(c.history_first + k, c.history[k]);
-    }
+    c.history.ForEach([&fn, &c](size_t k, CollSig sig) { fn(c.history_first + k, sig); });
     ForEachColl(group, rank, [&fn](const OpRecord& r) { fn(r.op_index, SigOf(r)); });
   }
 

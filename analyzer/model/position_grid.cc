@@ -53,8 +53,8 @@ void ScanMember(const JobIndex& index, int32_t group, GridMember* m) {
   });
   // Signatures are done ops; full records say for themselves.
   const CommSnapshot& c = index.Comm(index.groups()[group].members[m->rank]);
-  for (size_t k = 0; k < c.history.size(); ++k) {
-    if (c.history[k].held()) m->done_upto = static_cast<int64_t>(c.history_first + k);
+  if (!c.history.empty()) {
+    m->done_upto = static_cast<int64_t>(c.history_first + c.history.LastHeld());
   }
   index.ForEachColl(group, m->rank, [&](const OpRecord& r) {
     if (r.state >= format::kOpDone) {

@@ -25,10 +25,14 @@ bool Pinned(const CommSnapshot& c, const OpRecord& r) {
 
 // The enqueue time from which records are kept: the newest `keep` of all
 // the file's records by enqueue time (0 = never enqueued sorts oldest).
-uint64_t CutTime(const ProcessSnapshot& snap, uint64_t keep) {
-  std::vector<uint64_t> times;
+uint64_t CutTime(const ProcessSnapshot& snap, uint64_t total, uint64_t keep) {
+  // One per reader thread, reused: a fresh vector grown by push_back cost
+  // more than the selection itself.
+  thread_local std::vector<uint64_t> times;
+  times.resize(static_cast<size_t>(total));
+  size_t n = 0;
   for (const CommSnapshot& c : snap.comms) {
-    for (const OpRecord& r : c.records) times.push_back(r.t_enqueue_ns);
+    for (const OpRecord& r : c.records) times[n++] = r.t_enqueue_ns;
   }
   const size_t drop = times.size() - static_cast<size_t>(keep);
   std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(drop), times.end());
@@ -59,9 +63,12 @@ void Trim(const Cut& cut, CommSnapshot* c) {
     hi = std::max(hi, r.op_index);
   }
   const bool history = lo != UINT64_MAX && hi - lo < kMaxHistorySpan;
+  // Signatures by position, in this thread's reused vector, then kept in
+  // CollHistory's compact form.
+  thread_local std::vector<CollSig> sigs;
   if (history) {
     c->history_first = lo;
-    c->history.assign(static_cast<size_t>(hi - lo + 1), CollSig{});
+    sigs.assign(static_cast<size_t>(hi - lo + 1), CollSig{});
   }
   // The kept records go to an exact-size vector; the decoded one goes back
   // to this thread's spares, so the next file decodes into warm memory.
@@ -75,12 +82,13 @@ void Trim(const Cut& cut, CommSnapshot* c) {
     }
     ++c->trimmed;
     if (!history || r.is_p2p()) continue;
-    CollSig& slot = c->history[static_cast<size_t>(r.op_index - lo)];
+    CollSig& slot = sigs[static_cast<size_t>(r.op_index - lo)];
     // Once per index, the first record (as JobIndex::FindColl picks).
     if (!slot.held()) slot = SigOf(r);
   }
   RecycleRecordBuffer(std::move(recs));
   recs = std::move(kept);
+  if (history) c->history.Assign(sigs);
 }
 
 }  // namespace
@@ -102,7 +110,7 @@ void TrimToWindow(const WindowPolicy& policy, ProcessSnapshot* snap) {
   uint64_t total = 0;
   for (const CommSnapshot& c : snap->comms) total += c.records.size();
   if (total <= policy.full) return;
-  const Cut cut{CutTime(*snap, policy.full), total <= policy.share};
+  const Cut cut{CutTime(*snap, total, policy.full), total <= policy.share};
   for (CommSnapshot& c : snap->comms) Trim(cut, &c);
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/reader/coll_history.h"
 #include "flightrec/record_format.h"
 
 namespace flightrec {
@@ -80,21 +81,7 @@ struct OpRecord {
   }
 };
 
-// What a windowed load (analyzer/model/record_window.h) keeps of a
-// collective older than its window: enough to compare it with the other
-// members' op of the same index, 8 bytes instead of an OpRecord.
-struct CollSig {
-  static constexpr uint32_t kHashBits = 28;
-  static constexpr uint32_t kHashMask = (uint32_t{1} << kHashBits) - 1;
-  // Bits [0, 28): a hash of func, count, datatype and root (never 0);
-  // bits [28, 32): the record's api_datatype (0: none). 0: not held.
-  uint32_t sig = 0;
-  uint32_t seq_lo = 0;  // low 32 bits of nccl_seq
-  bool held() const { return sig != 0; }
-  uint32_t hash() const { return sig & kHashMask; }
-  uint8_t api_datatype() const { return static_cast<uint8_t>(sig >> kHashBits); }
-};
-static_assert(format::kNumDataTypes <= 16, "CollSig keeps api_datatype in 4 bits");
+// CollSig and CollHistory: analyzer/reader/coll_history.h.
 
 // One communicator region.
 struct CommSnapshot {
@@ -126,7 +113,7 @@ struct CommSnapshot {
   // `records`, by op index (history[k] is op history_first + k), and how
   // many records it took out in all (p2p ones are not kept at all).
   uint64_t history_first = 0;
-  std::vector<CollSig> history;
+  CollHistory history;
   uint64_t trimmed = 0;
 };
 

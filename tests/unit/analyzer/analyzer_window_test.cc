@@ -142,6 +142,59 @@ TEST(RecordWindowTest, WindowForTakesTheSmallerOfWindowAndMemoryShare) {
   EXPECT_EQ(p.share, analysis::kMinWindowRecords);
 }
 
+// A history that repeats (one signature, nccl_seq up by one per op) is kept
+// as runs, far smaller than a signature per op, and reads back exactly;
+// holes read as not held.
+TEST(CollHistoryTest, RepeatingOpsAreKeptAsRunsAndReadBackExactly) {
+  std::vector<CollSig> by_position(4096);
+  for (size_t k = 0; k < by_position.size(); ++k) {
+    by_position[k] = CollSig{k < 2048 ? 0x1234u : 0x5678u, static_cast<uint32_t>(1000 + k)};
+  }
+  by_position[100] = CollSig{};      // a torn record: a hole
+  by_position.push_back(CollSig{});  // holes at the end are not covered
+  CollHistory h;
+  h.Assign(by_position);
+  EXPECT_EQ(h.size(), 4096u);
+  EXPECT_LT(h.bytes(), 4096u);  // 3 runs, not 32 KiB
+  for (size_t k = 0; k < by_position.size() + 3; ++k) {
+    const CollSig want = k < by_position.size() ? by_position[k] : CollSig{};
+    EXPECT_EQ(h[k].sig, want.sig) << k;
+    EXPECT_EQ(h[k].seq_lo, want.seq_lo) << k;
+  }
+  EXPECT_EQ(h.FirstHeld(), 0u);
+  EXPECT_EQ(h.LastHeld(), 4095u);
+  size_t held = 0, expect = 0;
+  h.ForEach([&](size_t k, CollSig s) {
+    if (expect == 100) ++expect;
+    EXPECT_EQ(k, expect++);
+    EXPECT_EQ(s.sig, by_position[k].sig);
+    EXPECT_EQ(s.seq_lo, by_position[k].seq_lo);
+    ++held;
+  });
+  EXPECT_EQ(held, 4095u);
+}
+
+// A history with no repetition stays a signature per op, holes included.
+TEST(CollHistoryTest, AHistoryThatDoesNotRepeatIsKeptPerOp) {
+  std::vector<CollSig> by_position(64);
+  for (size_t k = 2; k < by_position.size(); ++k) {
+    by_position[k] = CollSig{static_cast<uint32_t>(k + 1), 7};
+  }
+  CollHistory h;
+  h.Assign(by_position);
+  EXPECT_EQ(h.size(), 64u);
+  EXPECT_EQ(h.FirstHeld(), 2u);
+  EXPECT_LE(h.bytes(), 64 * sizeof(CollSig));
+  for (size_t k = 0; k < 64; ++k) {
+    EXPECT_EQ(h[k].sig, by_position[k].sig) << k;
+    EXPECT_EQ(h[k].seq_lo, by_position[k].seq_lo) << k;
+  }
+  h.Assign(std::vector<CollSig>(5));
+  EXPECT_TRUE(h.empty());
+  EXPECT_EQ(h.FirstHeld(), 0u);
+  EXPECT_FALSE(h[0].held());
+}
+
 // One comm of `n` done ops enqueued 1 us apart, every other one a Send #k
 // to rank 1 (the rest collectives #k), as a p2p-heavy pipeline rank holds.
 ProcessSnapshot MixedRank(uint64_t n) {
@@ -189,7 +242,7 @@ TEST(RecordWindowTest, WithinItsMemoryShareAFileKeepsEveryP2pRecord) {
   // The 15 older collectives are signatures, by op index.
   EXPECT_EQ(c.history_first, 0u);
   ASSERT_EQ(c.history.size(), 15u);
-  for (const CollSig& s : c.history) EXPECT_TRUE(s.held());
+  for (size_t k = 0; k < c.history.size(); ++k) EXPECT_TRUE(c.history[k].held());
   // Ascending slot order is kept.
   for (size_t i = 1; i < c.records.size(); ++i) {
     EXPECT_LT(c.records[i - 1].slot_seq, c.records[i].slot_seq);
