@@ -142,9 +142,17 @@ FLIGHTREC_HOT_INLINE uint64_t CommRecorder::NextOpIndex(const OpDesc& op) {
   }
   rec::AddRelaxed(&desc_->p2p_count, uint64_t{1});
   const int32_t peer = op.root_or_peer;
-  if (peer < 0 || static_cast<uint32_t>(peer) >= p2p_peers_) return UINT64_MAX;
+  // A late launch thread of this region's previous comm may run this while
+  // SlabComm re-arms the object for the next one with a larger array. Pairs
+  // with the release store of p2p_peers_ in SlabComm: a peer count read
+  // here is never larger than the array loaded after it.
+  const uint32_t peers = __atomic_load_n(&p2p_peers_, __ATOMIC_ACQUIRE);
+  if (peer < 0 || static_cast<uint32_t>(peer) >= peers) return UINT64_MAX;
+  // Pairs with the release store of p2p_counters_ in SlabComm: a fresh
+  // array is seen zeroed.
+  uint64_t* const counters = __atomic_load_n(&p2p_counters_, __ATOMIC_ACQUIRE);
   const uint32_t dir = op.func == format::kFuncRecv ? 1 : 0;
-  return rec::AddRelaxed(&p2p_counters_[static_cast<uint64_t>(peer) * 2 + dir], uint64_t{1});
+  return rec::AddRelaxed(&counters[static_cast<uint64_t>(peer) * 2 + dir], uint64_t{1});
 }
 
 // Fills the immutable words of `slot` (commit is already 0) and its progress

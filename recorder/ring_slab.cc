@@ -105,13 +105,17 @@ CommRecorder* SlabComm(RingSlab* s, uint32_t r, uint32_t peers) {
       node->next = s->retired;
       s->retired = node;
     }
-    counters = fresh;
+    // Pairs with the acquire load of p2p_counters_ in NextOpIndex (a late
+    // writer of the previous comm sees the array zeroed).
+    __atomic_store_n(&counters, fresh, __ATOMIC_RELEASE);
     s->p2p_capacity[r] = cap;
   } else {
     const uint64_t words = static_cast<uint64_t>(s->p2p_capacity[r]) * 2;
     for (uint64_t i = 0; i < words; ++i) StoreRelaxed(&counters[i], uint64_t{0});
   }
-  SlabAccess::Peers(c) = peers;
+  // After the array: pairs with the acquire load of p2p_peers_ in
+  // NextOpIndex, so no reader pairs this count with a smaller, older array.
+  __atomic_store_n(&SlabAccess::Peers(c), peers, __ATOMIC_RELEASE);
   return c;
 }
 
