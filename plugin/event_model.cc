@@ -78,6 +78,7 @@ void* InitContext(const InitRequest& req, int* event_mask) {
   // The mask is process-global and NCCL snapshots it per API call: writing
   // it at every init keeps our bits even if someone else wrote it since.
   if (event_mask != nullptr) *event_mask = mask;
+  NoteLiveMask(event_mask, req.api_version);
   return HandleToPtr(
       EncodeHandle(HandleKind::kContext, comm->generation_low8(), comm->region_index(), 0));
 }
@@ -86,6 +87,12 @@ void FinalizeContext(void* context) {
   if (context == nullptr) return;  // NCCL <= 2.27 finalizes declined comms too
   CommRecorder* comm = detail::ResolveAs(HandleBits(context), HandleKind::kContext);
   if (comm != nullptr) CloseComm(comm);
+}
+
+__attribute__((noinline, cold)) void detail::NoteLostCompletion(CommRecorder* comm, OpDesc* desc) {
+  if ((WrittenMask() & abi::kProfileKernelCh) == 0) return;  // never asked for: not lost
+  desc->flags |= format::kFlagNoCompletion;
+  comm->NoteMaskOverridden();
 }
 
 // Rare: only events the written mask did not ask for come here.

@@ -48,6 +48,10 @@ void CountForeign();
 void CountPxnForeign();
 void CountStale();
 void CountNullContext();
+// NCCL's live mask lost KernelCh (RAS override, NCCL 2.31+) while the mask
+// we wrote asked for it: the op can never report completion, so it is marked
+// kFlagNoCompletion (never judged stuck) and the region overridden.
+void NoteLostCompletion(CommRecorder* comm, OpDesc* desc);
 
 // The live comm a handle names, or nullptr after counting it stale
 // (finalized, or the region was reused by a newer comm).
@@ -128,6 +132,12 @@ FLIGHTREC_HOT_INLINE void* StartOp(void* context, void* parent, const OpStart& o
   const uint64_t ctx = HandleBits(context);
   OpDesc desc = op.desc;
   if (op.parent_is_api && parent != nullptr) detail::AttachApiCall(comm, ctx, parent, &desc);
+  // v7: RAS may have taken KernelCh out of NCCL's mask (see g_live_mask).
+  const int* live = detail::g_live_mask.load(std::memory_order_relaxed);
+  if (live != nullptr && FLIGHTREC_UNLIKELY((__atomic_load_n(live, __ATOMIC_RELAXED) &
+                                             nccl_abi::kProfileKernelCh) == 0)) {
+    detail::NoteLostCompletion(comm, &desc);
+  }
   if (op.bind_identity &&
       FLIGHTREC_UNLIKELY(detail::g_bound[HandleRegion(ctx)].load(std::memory_order_relaxed) !=
                          HandleGeneration(ctx) + 1)) {  // see g_bound

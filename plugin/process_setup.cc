@@ -1,5 +1,6 @@
 #include "plugin/process_setup.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@ namespace detail {
 // only thread in the child). Relaxed everywhere: no other data hangs on it.
 std::atomic<int32_t> g_pid{0};
 std::atomic<int> g_written_mask{0};
+std::atomic<const int*> g_live_mask{nullptr};
 }  // namespace detail
 
 namespace {
@@ -82,6 +84,15 @@ int MaskToWrite(int current_mask, int api_version) {
       g_mask_override ? g_mask : (current_mask | DefaultEventMask(g_net_steps, api_version));
   detail::g_written_mask.store(mask, std::memory_order_relaxed);  // see g_written_mask
   return mask;
+}
+
+void NoteLiveMask(const int* event_mask, int api_version) {
+  // Only NCCL's global outlives the events for sure (a host that passes a
+  // local may return before its last event): libnccl must be in the process.
+  // v7 (NCCL 2.31+) is where RAS can rewrite it.
+  if (event_mask == nullptr || api_version < 7) return;
+  if (dlsym(RTLD_DEFAULT, "ncclGetVersion") == nullptr) return;
+  detail::g_live_mask.store(event_mask, std::memory_order_relaxed);  // see g_live_mask
 }
 
 bool EventMaskEnvInvalid() {

@@ -27,6 +27,10 @@ void EnsureProcessSetup();
 // result (WrittenMask). Slow path.
 int MaskToWrite(int current_mask, int api_version);
 
+// Slow path (init): remembers `event_mask` as g_live_mask when it is NCCL's
+// global (see there).
+void NoteLiveMask(const int* event_mask, int api_version);
+
 // True when NCCL_FLIGHTREC_EVENT_MASK was set but is not an integer in
 // [0, INT_MAX]; the default mask is used instead.
 bool EventMaskEnvInvalid();
@@ -38,6 +42,13 @@ extern std::atomic<int> g_written_mask;
 // Our pid, written by EnsureProcessSetup (under pthread_once) and the atfork
 // child handler; defined in process_setup.cc.
 extern std::atomic<int32_t> g_pid;
+// NCCL's own activation mask (init's eActivationMask, libnccl's
+// ncclProfilerEventMask) when it is known to outlive every event: set at an
+// API v7+ init in a process where libnccl is loaded (ncclGetVersion
+// resolves), else nullptr. NCCL 2.31's RAS override rewrites that int
+// job-wide; a Coll/P2p start reads it (relaxed, as NCCL writes it) to see
+// whether KernelCh, the op's completion signal, is still asked for.
+extern std::atomic<const int*> g_live_mask;
 }  // namespace detail
 
 // Hot path: one relaxed load (see g_written_mask).

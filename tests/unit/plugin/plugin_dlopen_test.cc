@@ -123,7 +123,9 @@ int DriveCollAndSendRecv(void* lib) {
   int mask = 0;
   CHILD_REQUIRE(drv.Init(&mask) == abi::kSuccess, 4);
   CHILD_REQUIRE(drv.ctx() != nullptr, 5);
-  CHILD_REQUIRE(mask == kDefaultMask, 6);
+  // v6+ add the copy-engine bits, v7 KernelPhase (docs/plugin.md).
+  CHILD_REQUIRE((mask & kDefaultMask) == kDefaultMask, 6);
+  CHILD_REQUIRE(((mask & abi::kProfileKernelPhase) != 0) == (V >= 7), 6);
 
   // API-level types exist from v5 (v1-v4 descriptors have an 8-bit type).
   void* group_api = V >= 5 ? drv.StartDeclined(emu::Ev::kGroupApi) : nullptr;

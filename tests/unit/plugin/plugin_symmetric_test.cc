@@ -33,6 +33,15 @@
 #error "FLIGHTREC_PLUGIN_PATH must name the built plugin"
 #endif
 
+// libnccl's ncclGetVersion and its process-global ncclProfilerEventMask, as
+// the plugin finds them in a process where NCCL loaded it (this binary
+// exports the symbol: ENABLE_EXPORTS).
+extern "C" __attribute__((visibility("default"))) int ncclGetVersion(int* version) {
+  *version = 23102;  // 2.31.2
+  return 0;
+}
+int g_nccl_event_mask = 0;  // NOLINT: NCCL's global
+
 namespace flightrec {
 namespace {
 
@@ -423,6 +432,46 @@ TEST_F(SymmetricPluginTest, GroupAndGroupApiAloneLeaveTheRegionUnflagged) {
   uint32_t region = 0;
   ASSERT_TRUE(LoadRing(&ring, &region));
   EXPECT_EQ(ring.Region(region).flags & format::kRegionMaskOverridden, 0u);
+}
+
+// RAS's override can take KernelCh out of NCCL's mask job-wide: the ops
+// started after it never get a KernelCh, so they would never complete. The
+// plugin reads NCCL's mask at each op start and marks such ops
+// kFlagNoCompletion (never judged stuck) and the region overridden; ops
+// started before or after (mask restored) stay judged.
+TEST_F(SymmetricPluginTest, KernelChTakenOutOfNcclsMaskMarksOpsWithoutCompletion) {
+  ASSERT_EQ(RunInChild([](V7& p) {
+              g_nccl_event_mask = 0;
+              CHILD_REQUIRE(p.Init(&g_nccl_event_mask) == 0 && p.ctx() != nullptr, 2);
+              const int asked = g_nccl_event_mask;
+              void* a = p.StartColl(1, nullptr, 1);
+              void* ach = p.StartKernelCh(a, 0, 10);
+              p.StopKernelCh(ach, 20);
+              p.Stop(a);
+              // ncclProfilerSetRasOverride(mask without KernelCh)
+              __atomic_store_n(&g_nccl_event_mask, asked & ~abi::kProfileKernelCh,
+                               __ATOMIC_RELAXED);
+              void* b = p.StartColl(2, "AllReduce_AGxLL_R", 2);
+              p.Stop(b);  // no KernelCh ever comes for b
+              __atomic_store_n(&g_nccl_event_mask, asked, __ATOMIC_RELAXED);
+              void* c = p.StartColl(3, nullptr, 1);
+              p.Stop(c);  // judged again: KernelCh is asked for
+              p.Finalize();
+              return 0;
+            }),
+            0);
+  RingImage ring;
+  uint32_t region = 0;
+  ASSERT_TRUE(LoadRing(&ring, &region));
+  EXPECT_NE(ring.Region(region).flags & format::kRegionMaskOverridden, 0u);
+  const format::Record a = ring.Record(region, 0);
+  const format::Record b = ring.Record(region, 1);
+  const format::Record c = ring.Record(region, 2);
+  EXPECT_EQ(a.flags & format::kFlagNoCompletion, 0);
+  EXPECT_EQ(a.state, format::kOpDone);
+  EXPECT_NE(b.flags & format::kFlagNoCompletion, 0);
+  EXPECT_EQ(b.state, format::kOpEnqueued);
+  EXPECT_EQ(c.flags & format::kFlagNoCompletion, 0);
 }
 
 // NCCL 2.31 on abort: kernel-channel ops that will never finish are
