@@ -93,10 +93,15 @@ void Trim(const Cut& cut, CommSnapshot* c) {
 
 }  // namespace
 
+uint64_t FloorRecords(uint64_t files) {
+  const uint64_t shared = kMinWindowRecords * kFloorFiles / std::max<uint64_t>(files, 1);
+  return std::clamp(shared, kMinFloorRecords, kMinWindowRecords);
+}
+
 uint64_t RecordsPerFile(uint64_t budget_bytes, uint64_t files) {
   if (budget_bytes == 0) return UINT64_MAX;
   const uint64_t per_file = budget_bytes / sizeof(OpRecord) / std::max<uint64_t>(files, 1);
-  return std::max(per_file, kMinWindowRecords);
+  return std::max(per_file, FloorRecords(files));
 }
 
 WindowPolicy WindowFor(uint64_t budget_bytes, uint64_t window_records, uint64_t files) {

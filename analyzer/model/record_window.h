@@ -25,9 +25,18 @@ namespace flightrec {
 namespace analysis {
 
 // Full records a file may keep when `budget_bytes` is shared by `files`
-// files (at least kMinWindowRecords; UINT64_MAX when budget_bytes is 0,
+// files (at least FloorRecords(files); UINT64_MAX when budget_bytes is 0,
 // meaning no limit).
+//
+// The floor is kMinWindowRecords per file up to kFloorFiles files; beyond,
+// the kMinWindowRecords * kFloorFiles records (600 MiB) are shared, down
+// to kMinFloorRecords per file, so that memory stops growing with the
+// ranks: 64 records per file at 65,536 ranks (the newest 16 steps of a
+// 4-op step, and every op not done).
 constexpr uint64_t kMinWindowRecords = 256;
+constexpr uint64_t kFloorFiles = 16384;
+constexpr uint64_t kMinFloorRecords = 64;
+uint64_t FloorRecords(uint64_t files);
 uint64_t RecordsPerFile(uint64_t budget_bytes, uint64_t files);
 
 // What one file of a load keeps in full.

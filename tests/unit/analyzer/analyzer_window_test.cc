@@ -120,6 +120,13 @@ TEST(RecordWindowTest, RecordsPerFileSharesTheBudgetWithAFloor) {
   EXPECT_EQ(analysis::RecordsPerFile(uint64_t{1} << 30, 1024),
             (uint64_t{1} << 30) / sizeof(OpRecord) / 1024);
   EXPECT_EQ(analysis::RecordsPerFile(1024, 16384), analysis::kMinWindowRecords);
+  // Beyond 16,384 files the floor's records are shared, down to 64 a file.
+  EXPECT_EQ(analysis::RecordsPerFile(1024, 32768), analysis::kMinWindowRecords / 2);
+  EXPECT_EQ(analysis::RecordsPerFile(1024, 65536), analysis::kMinFloorRecords);
+  EXPECT_EQ(analysis::RecordsPerFile(1024, 1 << 20), analysis::kMinFloorRecords);
+  // A budget above the floor is still shared as it says.
+  EXPECT_EQ(analysis::RecordsPerFile(uint64_t{1} << 34, 65536),
+            (uint64_t{1} << 34) / sizeof(OpRecord) / 65536);
 }
 
 TEST(RecordWindowTest, WindowForTakesTheSmallerOfWindowAndMemoryShare) {
