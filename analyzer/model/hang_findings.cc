@@ -7,6 +7,7 @@
 #include "analyzer/model/describe.h"
 #include "analyzer/model/detectors.h"
 #include "analyzer/model/inputs.h"
+#include "analyzer/reader/fr_reader.h"
 #include "flightrec/record_format.h"
 #include "flightrec/record_names.h"
 
@@ -118,7 +119,7 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
   // nothing (a kernel hung on one GPU starts with the others and spins like
   // them), so otherwise no rank is named and the ranks stay in rank order.
   uint64_t net_bytes = 0, last_progress = 0, first_start = UINT64_MAX, last_start = 0;
-  int32_t never_started = 0;
+  int32_t never_started = 0, no_gpu_times = 0;
   for (int32_t rank : op.waiting) {
     const MemberRef& m = g.members[rank];
     const ProcessProgress& pp = ctx.progress.processes[m.process];
@@ -132,7 +133,10 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
     n.blocked_op = op.op;
     // GPU starts of different hosts compare on the common time line.
     const uint64_t start = ctx.progress.Common(static_cast<size_t>(m.process), r.gpu_start_ns);
-    if (r.gpu_start_ns == 0) {
+    const ProcessSnapshot& ps = ctx.index.processes()[m.process];
+    if (ps.pytorch_fr && ps.pytorch_fr->path == ps.path) {
+      ++no_gpu_times;  // a PyTorch FR dump: its states are CPU-side, it has no GPU times
+    } else if (r.gpu_start_ns == 0) {
       ++never_started;
       n.late_ns = -1.0;
     } else {
@@ -145,7 +149,8 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
     f.ranks.push_back(n);
   }
   const int32_t members = static_cast<int32_t>(f.ranks.size());
-  const bool singled_out = never_started > 0 && never_started < members;
+  const int32_t timed = members - no_gpu_times;
+  const bool singled_out = never_started > 0 && never_started < timed;
   std::stable_sort(f.ranks.begin(), f.ranks.end(), [](const RankNote& a, const RankNote& b) {
     const bool a_never = a.late_ns < 0, b_never = b.late_ns < 0;
     if (a_never != b_never) return a_never;
@@ -163,7 +168,12 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
     f.summary += std::to_string(never_started) + " of them never started it on the GPU while " +
                  "the others did, first " + RankLabel(ctx.index, first.rank, first.process) +
                  ": its GPU is the one to look at";
-  } else if (never_started == members) {
+  } else if (timed == 0) {
+    f.summary +=
+        "PyTorch FR dumps hold no GPU times (their states are CPU-side), so the records "
+        "single out no rank: the GPU or the network of any of them may be the one that "
+        "hangs";
+  } else if (never_started == timed) {
     f.summary += "none started it on the GPU, so the records single out no rank";
   } else {
     f.summary += "every one started it on the GPU (between " + ClockTime(first_start) + " and " +
@@ -177,7 +187,7 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
     return ctx.index.processes()[n.process].host ==
            ctx.index.processes()[f.ranks.front().process].host;
   });
-  const std::string moved = net_bytes > 0 || !intra_node
+  const std::string moved = net_bytes > 0 || (!intra_node && no_gpu_times == 0)
                                 ? "network moved " + std::to_string(net_bytes) + " bytes, "
                                 : std::string();
   f.summary += net_bytes > 0 || last_progress > 0
