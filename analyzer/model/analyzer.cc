@@ -7,6 +7,7 @@
 #include <string>
 
 #include "analyzer/model/describe.h"
+#include "analyzer/model/lifecycle.h"
 #include "analyzer/model/wait_graph.h"
 
 namespace flightrec {
@@ -24,7 +25,7 @@ Verdict DecideVerdict(const JobIndex& index, const std::vector<Finding>& finding
   bool hang = false, slow = false;
   for (const Finding& f : findings) {
     if (f.kind == FindingKind::kMismatch) return Verdict::kDesync;
-    hang = hang || IsHangKind(f.kind);
+    hang = hang || IsHangKind(f.kind) || EndedCommIsHang(f);
     slow = slow || f.kind == FindingKind::kStraggler;
   }
   if (hang) return Verdict::kHang;
@@ -242,13 +243,16 @@ Analysis Analyze(const JobIndex& index, const AnalyzeOptions& options) {
   const WaitGraph graph = BuildWaitGraph(index, progress, skippers);
   DetectHang(index, progress, graph, shifts, &a.findings);
   DetectMismatch(index, shifts, &a.findings);
-  const bool hung = std::any_of(a.findings.begin(), a.findings.end(),
-                                [](const Finding& f) { return IsHangKind(f.kind); });
+  DetectEndedComms(index, progress, &a.findings);
+  const bool hung = std::any_of(a.findings.begin(), a.findings.end(), [](const Finding& f) {
+    return IsHangKind(f.kind) || EndedCommIsHang(f);
+  });
   // Straggling is only meaningful for a run that kept going.
   if (!hung) DetectStragglers(index, options.straggler, &a.findings);
   SortFindings(&a.findings);
   a.culprits = graph.culprits;
   AddOtherCulprits(a.findings, &a.culprits);
+  AddEndedCommCulprits(a.findings, &a.culprits);
   OrderCulprits(index, a.findings, &a.culprits);
   a.verdict = DecideVerdict(index, a.findings);
   AddNotes(index, progress, &a);

@@ -213,6 +213,14 @@ std::string FindingLead(const JobIndex& index, const Finding& f) {
       return who + More(Named(f)) + " wait on each other at " + op;
     case FindingKind::kStraggler:
       return who + " arrives late at collectives on " + comm;
+    case FindingKind::kCommAborted: {
+      const std::string ended = comm + " was ended with " + std::to_string(f.open_at_end) +
+                                " ops in flight" +
+                                (f.recovered ? " and the job went on without it" : "");
+      if (!f.root_cause) return ended;
+      return who + (f.ranks.front().behind > 0 ? " never enqueued " : " never finished ") + op +
+             "; " + ended;
+    }
   }
   return who;
 }
@@ -244,6 +252,8 @@ const char* FindingKindName(FindingKind kind) {
       return "all_stuck";
     case FindingKind::kStraggler:
       return "straggler";
+    case FindingKind::kCommAborted:
+      return "comm_aborted";
   }
   return "unknown";
 }

@@ -23,6 +23,7 @@ enum class FindingKind : uint8_t {
   kLaggingRank,
   kAllStuck,
   kStraggler,
+  kCommAborted,  // ended with ops in flight (lifecycle.h)
 };
 const char* FindingKindName(FindingKind kind);
 
@@ -97,6 +98,14 @@ struct Finding {
   // their GPU while the others did; 0 when the records single out nobody.
   int32_t never_started = 0;
   uint64_t waiting_since_wall_ns = 0;
+  // comm_aborted: ops not done when its members finalized it, when the last
+  // of them did, the group that took over (ncclCommShrink, inferred from
+  // members and times; -1 when none), and whether that one went on.
+  uint64_t open_at_end = 0;
+  int32_t ended_by = 0;  // members that ended it: the last ones of `ranks`
+  uint64_t ended_wall_ns = 0;
+  int32_t successor = -1;
+  bool recovered = false;
 };
 
 // A root cause. process == -1 means a rank with no file: then group/rank

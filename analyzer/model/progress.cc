@@ -63,6 +63,9 @@ void FindBlockedOp(const ProcessSnapshot& p, const ProgressOptions& options, Pro
       out->untracked = out->untracked || !comm.records.empty();
       continue;
     }
+    // Ended with ops in flight (ncclCommAbort, ncclCommRevoke): they never
+    // finish, and the process is no longer in them (lifecycle.h).
+    if ((comm.flags & format::kRegionEndedInFlight) != 0) continue;
     for (size_t i = 0; i < comm.records.size(); ++i) {
       const OpRecord& r = comm.records[i];
       if (r.state >= format::kOpDone) continue;

@@ -115,6 +115,12 @@ json FindingJson(const ReportInput& in, const Finding& f) {
             {"details", details}};
   if (!f.fields.empty()) j["fields"] = f.fields;
   if (!f.tie_break.empty()) j["tie_break"] = f.tie_break;
+  if (f.kind == analysis::FindingKind::kCommAborted) {
+    j["open_at_end"] = f.open_at_end;
+    j["ended_at"] = analysis::IsoTime(f.ended_wall_ns);
+    j["successor"] = f.successor >= 0 ? CommJson(index.groups()[f.successor]) : json(nullptr);
+    j["recovered"] = f.recovered;
+  }
   if (f.waiting > 0) {
     j["waiting"] = f.waiting;
     j["waiting_since"] = analysis::IsoTime(f.waiting_since_wall_ns);

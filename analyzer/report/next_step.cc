@@ -27,12 +27,13 @@ enum Section {
   kAllStuck,
   kDeadlock,
   kStraggler,
+  kCommAborted,
   kSectionCount
 };
 constexpr const char* kAnchors[kSectionCount] = {
     "next-lagging-outside", "next-lagging-inside",   "next-skipped",      "next-not-reached",
     "next-dead-rank",       "next-died-during-init", "next-missing-rank", "next-mismatch",
-    "next-all-stuck",       "next-deadlock",         "next-straggler"};
+    "next-all-stuck",       "next-deadlock",         "next-straggler",    "next-comm-aborted"};
 
 // "on host-0 (pid 4005)", "" without a file.
 std::string OnHost(const analysis::JobIndex& index, int32_t process) {
@@ -109,6 +110,16 @@ NextStep NextStepFor(const analysis::JobIndex& index, const Finding& f) {
     case FindingKind::kStraggler:
       return Step(kStraggler, "check that host" + OnHost(index, process) +
                                   ": thermal throttling, a noisy neighbour, CPU pinning");
+    case FindingKind::kCommAborted:
+      if (f.root_cause) {
+        return Step(kCommAborted, "find why that rank never reached " + op +
+                                      OnHost(index, process) + " (pid " + pid +
+                                      "): `py-spy dump`, or `dmesg -T` if it is gone; the "
+                                      "framework ended the communicator because of it");
+      }
+      return Step(kCommAborted,
+                  "read the framework's log for why it ended the communicator (its collective "
+                  "timeout, an error on another communicator)");
   }
   return Step(kAllStuck, "");
 }

@@ -140,7 +140,8 @@ bool Coord::WaitUntil(int c, Ready ready, const volatile bool* stop) {
     // after this read makes the futex wait below return at once.
     uint32_t word = __atomic_load_n(&comms_[c].futex_word, __ATOMIC_ACQUIRE);
     if (ready()) return true;
-    if (stop != nullptr && *stop) return false;
+    // Acquire: pairs with the release store of the abort flag (lifecycle.cc).
+    if (stop != nullptr && __atomic_load_n(stop, __ATOMIC_ACQUIRE)) return false;
     timespec timeout{0, 100 * 1000 * 1000};
     syscall(SYS_futex, &comms_[c].futex_word, FUTEX_WAIT, word, &timeout, nullptr, 0);
   }

@@ -38,6 +38,7 @@ enum RankState : uint32_t {
   kRankRunning = 1,
   kRankStuck = 2,     // a stuck fault holds the user thread
   kRankFinished = 3,  // every op done, communicators finalized
+  kRankAborted = 4,   // --on-hang abort|revoke: the framework ended its comms
 };
 
 struct CoordHeader {

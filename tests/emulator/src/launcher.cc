@@ -131,6 +131,8 @@ const char* StateName(uint32_t s) {
       return "stuck";
     case kRankFinished:
       return "finished";
+    case kRankAborted:
+      return "aborted";
     default:
       return "starting";
   }
@@ -284,7 +286,9 @@ int RunLauncher(Options o, const std::vector<std::string>& raw_args) {
   o.coord_path = o.job_dir + "/coord.shm";
   Topology topo(o.ranks, o.tp, o.ranks_per_node, o.job_id);
   Coord coord;
-  if (!coord.Create(o.coord_path, o.ranks, topo.num_comms(), o.job_id, &error)) {
+  // --on-hang shrink: one more comm slot, the shrunk world's (lifecycle.h).
+  const int ncomms = topo.num_comms() + (o.on_hang == "shrink" ? 1 : 0);
+  if (!coord.Create(o.coord_path, o.ranks, ncomms, o.job_id, &error)) {
     std::fprintf(stderr, "flightrec-emu: %s\n", error.c_str());
     return kExitInternal;
   }

@@ -113,6 +113,10 @@ bool Validate(Options* o, std::string* error) {
              " (replays start at the pattern's first op)";
     return false;
   }
+  if (o->on_hang == "shrink" && o->graph_replays > 0) {
+    *error = "--on-hang shrink does not combine with --graph-replays";
+    return false;
+  }
   if (!o->until_log.empty() && o->log_file.empty()) {
     *error = "--until-log needs --log-file";
     return false;
@@ -246,6 +250,10 @@ bool ParseOptions(const std::vector<std::string>& args, Options* o, std::string*
       o->pxn = true;
       continue;
     }
+    if (key == "--nonblocking-init") {
+      o->nonblocking_init = true;
+      continue;
+    }
     std::string v;
     if (!next(&v)) {
       *error = "option '" + key + "' needs a value";
@@ -283,6 +291,13 @@ bool ParseOptions(const std::vector<std::string>& args, Options* o, std::string*
       Fault f;
       if (!ParseFault(v, &f, error)) return false;
       o->faults.push_back(f);
+    } else if (key == "--on-hang") {
+      ok = v == "abort" || v == "revoke" || v == "shrink";
+      if (ok) o->on_hang = v;
+    } else if (key == "--watchdog-s") {
+      ok = ToDouble(v, &d) && d > 0 && (o->watchdog_s = d, true);
+    } else if (key == "--shrink-ops") {
+      ok = ToInt64(v, &o->shrink_ops) && o->shrink_ops >= 0;
     } else if (key == "--hang-timeout-s") {
       ok = ToDouble(v, &d) && (o->hang_timeout_s = d, true);
     } else if (key == "--until-dumps") {
@@ -354,6 +369,15 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
                         gpu-slow:rank=R:us=X[:op=N] (its GPU stream starts each launch X us late),
                         slow-link:us=X[:op=N] (every launch's transfer X us longer, all ranks)
                         (repeatable)
+  --on-hang abort|revoke|shrink
+                        a framework watchdog in every rank: once an op has been in flight
+                        --watchdog-s without progress, ncclCommAbort every comm (abort),
+                        ncclCommRevoke then destroy them (revoke), or ncclCommShrink world
+                        without the faulted ranks and run --shrink-ops AllReduces on it
+                        (shrink); from the watchdog thread, with the ops' handles open
+  --watchdog-s S        the framework's collective timeout for --on-hang [2]
+  --shrink-ops K        AllReduces on the shrunk comm [20]
+  --nonblocking-init    ncclConfig_t.blocking=0: each comm inits on a thread of its own
   --hang-timeout-s S    kill all ranks after S seconds without progress [60]
   --until-dumps N       kill all ranks once N dump files exist in the dump dir
   --mark-op N           record when each rank enqueues op N (summary: mark_op_wall_ns)

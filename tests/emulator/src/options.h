@@ -79,6 +79,19 @@ struct Options {
   std::string sigchld;
   // Environment variables set in one rank only (--rank-env R:NAME=VALUE).
   std::vector<std::pair<int, std::string>> rank_env;
+  // Communicator lifecycle (lifecycle.h). What each rank's framework does
+  // once an op has been in flight --watchdog-s without progress, as
+  // PyTorch's watchdog after its collective timeout: "" nothing, "abort"
+  // (ncclCommAbort of every comm, then exit), "revoke" (ncclCommRevoke, then
+  // ncclCommDestroy, then exit), "shrink" (ncclCommShrink of world without
+  // the faulted ranks with NCCL_SHRINK_ABORT, destroy of the old comms, then
+  // --shrink-ops AllReduces on the new comm).
+  std::string on_hang;
+  double watchdog_s = 2;
+  int64_t shrink_ops = 20;
+  // ncclConfig_t.blocking = 0: each comm's init runs on a thread of its
+  // own while the user thread polls ncclCommGetAsyncError.
+  bool nonblocking_init = false;
   // Set only in rank processes (the launcher adds them).
   int rank = -1;
   std::string coord_path;

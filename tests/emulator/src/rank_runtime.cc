@@ -134,7 +134,10 @@ void RankRuntime::ApplyBeforeOpFaults(int64_t i) {
 
 void RankRuntime::WaitInFlight(uint64_t limit) {
   std::unique_lock<std::mutex> lock(stream_mu_);
-  stream_cv_.wait(lock, [&] { return launched_ - completed_ < limit; });
+  user_waiting_ = true;
+  // lifecycle.cc: parked while the framework's watchdog ends the comms.
+  stream_cv_.wait(lock, [&] { return (launched_ - completed_ < limit && !ending_) || ended_; });
+  user_waiting_ = false;
 }
 
 void RankRuntime::EmitApiEvents(const Op& op, CommState* c, int mask,
@@ -365,6 +368,7 @@ void RankRuntime::RunOp(int64_t i) {
   std::vector<void*> ordered_api;
   for (int k : order) ordered_api.push_back(api_handles[k]);
   WaitInFlight(kMaxInFlight);
+  if (LifecycleEnded()) return;  // the framework gave up on the comms meanwhile
   if (i == opts_.mark_op) coord_->rank(opts_.rank)->mark_wall_ns = WallNs();
   coord_->Publish(launch->comm_global, coord_->enqueued(launch->comm_global, launch->my_member),
                   enqueued);
@@ -440,7 +444,9 @@ int RankRuntime::Run() {
   __atomic_store_n(&slot->pid, static_cast<int64_t>(getpid()), __ATOMIC_RELEASE);
   // nccl.md §Loading: init runs per comm, on the user thread or, grouped, on NCCL's
   // async-job threads concurrently; each comm's proxy starts after its init.
-  if (opts_.grouped_init) {
+  if (opts_.nonblocking_init) {
+    InitCommsNonblocking();
+  } else if (opts_.grouped_init) {
     std::vector<std::thread> jobs;
     for (auto& c : comms_) jobs.emplace_back([this, &c] { InitComm(&c); });
     for (auto& j : jobs) j.join();
@@ -450,9 +456,11 @@ int RankRuntime::Run() {
   for (auto& c : comms_) c.proxy = std::thread([this, &c] { ProxyLoop(&c); });
   stream_ = std::thread([this] { StreamLoop(); });
   __atomic_store_n(&slot->state, kRankRunning, __ATOMIC_RELEASE);
+  StartFrameworkWatchdog();
 
-  for (int64_t i = 0; i < opts_.ops; ++i) RunOp(i);
-  if (opts_.graph_replays > 0) {
+  for (int64_t i = 0; i < opts_.ops && !LifecycleEnded(); ++i) RunOp(i);
+  if (LifecycleEnded()) AfterFrameworkWatchdog();
+  if (opts_.graph_replays > 0 && !LifecycleEnded()) {
     CaptureGraph();
     for (int r = 0; r < opts_.graph_replays; ++r) LaunchReplay(opts_.ops + int64_t{kPeriod} * r);
   }
@@ -470,12 +478,14 @@ int RankRuntime::Run() {
       c.stop = true;
     }
     c.cv.notify_all();
-    c.proxy.join();
+    if (c.proxy.joinable()) c.proxy.join();  // not when the lifecycle ended it
   }
   // nccl.md §Loading: finalize at comm destroy, after the proxy thread joined; the
   // last one dlcloses the plugin.
   for (int k = kCommsPerRank - 1; k >= 0; --k) DestroyComm(&comms_[k]);
-  __atomic_store_n(&slot->state, kRankFinished, __ATOMIC_RELEASE);
+  FinishLifecycle();
+  __atomic_store_n(&slot->state, LifecycleEnded() ? kRankAborted : kRankFinished,
+                   __ATOMIC_RELEASE);
   return 0;
 }
 
@@ -513,7 +523,7 @@ void RankRuntime::StreamLoop() {
 }
 
 void RankRuntime::ExecuteLaunch(const Launch& l) {
-  CommState* c = &comms_[l.comm_local];
+  CommState* c = CommAt(l.comm_local);
   uint64_t target = l.pair_target;
   // A slow or throttled GPU: the work before the collective on this stream
   // takes longer, so the stream reaches the launch late (it was enqueued on
@@ -549,7 +559,7 @@ void RankRuntime::ExecuteLaunch(const Launch& l) {
 // their matching launch (coord.h): it waits for them only, never for the rest
 // of the comm, and a hung kernel never posts, so it holds just its peers.
 void RankRuntime::ExecuteP2pLaunch(const Launch& l) {
-  CommState* c = &comms_[l.comm_local];
+  CommState* c = CommAt(l.comm_local);
   uint64_t target = l.pair_target;
   uint64_t start = GpuNow();
   for (size_t k = 0; k < l.tasks.size(); ++k) l.tasks[k]->gpu_start.store(start + k * 40);

@@ -97,6 +97,25 @@ class RankRuntime {
   void Post(CommState* c, std::shared_ptr<Task> t);
   void Notify(CommState* c);
 
+  // Communicator lifecycle (lifecycle.cc): --nonblocking-init, --on-hang.
+  void InitCommsNonblocking();
+  void StartFrameworkWatchdog();
+  void FrameworkWatchdog();
+  // ncclCommAbort (revoke: ncclCommRevoke, then ncclCommDestroy) of every
+  // comm, on the calling thread while the user thread is parked.
+  void EndComms(bool revoke);
+  void EndComm(CommState* c);
+  // Drains the GPU stream with the abort flag set (kernels exit at once).
+  void AbortKernels();
+  bool LifecycleEnded();
+  // After the watchdog fired: shrink and go on, or stop.
+  void AfterFrameworkWatchdog();
+  void ShrinkWorld();
+  void RunShrunkOp(int64_t i);
+  // Teardown of what the lifecycle added (watchdog thread, shrunk comm).
+  void FinishLifecycle();
+  CommState* CommAt(int local);
+
   const Options& opts_;
   Coord* coord_;
   Topology topo_;
@@ -114,6 +133,14 @@ class RankRuntime {
   uint64_t launched_ = 0;
   uint64_t completed_ = 0;
   bool stream_exit_ = false;
+  // Lifecycle state, under stream_mu_ (lifecycle.cc).
+  std::thread fw_watchdog_;
+  bool fw_stop_ = false;
+  bool user_waiting_ = false;  // the user thread is parked in WaitInFlight
+  bool ending_ = false;        // the watchdog is ending the comms: stay parked
+  bool ended_ = false;         // the framework gave up on the comms
+  bool aborted_ = false;       // ended for good (abort/revoke): the rank stops
+  std::unique_ptr<CommState> shrunk_;  // the comm ncclCommShrink made (local kCommsPerRank)
 };
 
 }  // namespace emu
