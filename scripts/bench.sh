@@ -5,7 +5,7 @@
 #
 # Results (Google Benchmark JSON and analyzer.json) go to OUT_DIR. Knobs:
 #   FLIGHTREC_BENCH_BUILD=DIR   reuse an existing Release build dir
-#   FLIGHTREC_BENCH_SIZES="64 256 1024 4096 16384"   analyzer job sizes (ranks)
+#   FLIGHTREC_BENCH_SIZES="1024 4096 16384 65536"   analyzer job sizes (ranks)
 #   FLIGHTREC_BENCH_REPS=5      repetitions of the hot-path benchmarks (min is reported)
 #   FLIGHTREC_BENCH_ANALYZE_RUNS=3  analyze / decompress runs per size (best is reported)
 #   FLIGHTREC_BENCH_PARTS="hotpath seal analyzer status exporter"    which parts to run
@@ -17,7 +17,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="$(mkdir -p "${1:-$ROOT/build-bench}" && cd "${1:-$ROOT/build-bench}" && pwd)"
 BUILD="${FLIGHTREC_BENCH_BUILD:-$OUT/build}"
-SIZES="${FLIGHTREC_BENCH_SIZES:-64 256 1024 4096 16384}"
+SIZES="${FLIGHTREC_BENCH_SIZES:-1024 4096 16384 65536}"
 REPS="${FLIGHTREC_BENCH_REPS:-5}"
 ANALYZE_RUNS="${FLIGHTREC_BENCH_ANALYZE_RUNS:-3}"
 PARTS="${FLIGHTREC_BENCH_PARTS:-hotpath seal analyzer status exporter}"
