@@ -44,51 +44,96 @@ struct FileRead {
   bool init_read = false;
 };
 
-// The records of region `c` that status looks at: its newest `slots`
-// slots, then further back (twice as many each time, down to the start of
-// its last lap) while the oldest op read of a completion-tracked region is
-// pending. ReadRegion's warnings for what was read.
-void ReadNewestRecords(LiveRing* ring, uint64_t slots, CommSnapshot* c,
-                       std::vector<std::string>* warnings) {
-  const uint64_t lap_start = c->overwritten;  // head - capacity when it wrapped, else 0
-  const bool tracked = (c->flags & format::kRegionCompletionTracked) != 0;
-  uint64_t begin = c->head;
-  uint64_t want = slots == 0 ? c->capacity : slots;
-  uint64_t bad_enums = 0;
-  std::vector<OpRecord> held;
-  while (begin > lap_start) {
-    const uint64_t end = begin;
-    begin = end - lap_start > want ? end - want : lap_start;
-    std::vector<OpRecord> older;
-    older.reserve(static_cast<size_t>(end - begin) + held.size());
-    c->torn += ring->ReadRecords(c->region_index, begin, end, &older, &bad_enums);
-    older.insert(older.end(), held.begin(), held.end());
-    held = std::move(older);
-    if (!tracked || (!held.empty() && held.front().state >= format::kOpDone)) break;
-    want *= 2;
-  }
-  c->records = std::move(held);
-  const std::string region = "region " + std::to_string(c->region_index) + ": ";
-  if (bad_enums > 0) {
-    warnings->push_back(region + std::to_string(bad_enums) +
-                        " out-of-range enum values in valid records, shown as Unknown");
-  }
-  if (c->torn > 0) {
-    warnings->push_back(region + std::to_string(c->torn) + " torn or in-flight records skipped");
-  }
+// When op `r` happened on its host, for lining up the regions of one
+// process: NCCL took it, else its last progress.
+uint64_t OpTimeNs(const OpRecord& r) {
+  return r.t_enqueue_ns != 0 ? r.t_enqueue_ns : r.last_progress_ns();
 }
 
-// A ring read as status needs it: header, region table and each region's
-// newest records (ReadNewestRecords). False when the file is not a ring
-// LiveRing reads (a dump, garbage, truncated, vanished, ...): the caller
-// reads it whole, which says why.
+// Where the reading of one region stands: its records [begin, head) read
+// (valid ones in `held`), `want` slots the next step back reads.
+struct RegionRead {
+  uint64_t begin = 0;
+  uint64_t want = 0;
+  uint64_t bad_enums = 0;
+  std::vector<OpRecord> held;
+  bool truncated(const CommSnapshot& c) const { return begin > c.overwritten; }
+  uint64_t oldest_ns() const { return held.empty() ? 0 : OpTimeNs(held.front()); }
+};
+
+// Reads `want` more slots of region `c` before r->begin (not before the
+// start of its last lap, c.overwritten), and doubles `want`.
+void StepBack(LiveRing* ring, CommSnapshot* c, RegionRead* r) {
+  const uint64_t end = r->begin;
+  r->begin = end - c->overwritten > r->want ? end - r->want : c->overwritten;
+  std::vector<OpRecord> older;
+  older.reserve(static_cast<size_t>(end - r->begin) + r->held.size());
+  c->torn += ring->ReadRecords(c->region_index, r->begin, end, &older, &r->bad_enums);
+  older.insert(older.end(), r->held.begin(), r->held.end());
+  r->held = std::move(older);
+  r->want *= 2;
+}
+
+// A ring read as status needs it: header, region table and, of each
+// region, its newest `slots` slots, then further back (twice as many each
+// step, down to the start of its last lap):
+//  * while the oldest op read of a completion-tracked region is pending,
+//    so that its oldest pending op is among them;
+//  * until every cut region reaches back as far in time as the one that
+//    reaches back furthest, so that each op read has the ops the process
+//    ran before it on its other comms (the straggler measure's gaps
+//    between a process's consecutive ops; a comm cut later than another
+//    would make its first ops look late).
+// ReadRegion's warnings for what was read. False when the file is not a
+// ring LiveRing reads (a dump, garbage, truncated, vanished, ...): the
+// caller reads it whole, which says why.
 bool ReadNewest(const std::string& path, uint64_t slots, ReadResult* out) {
   LiveRing ring;
   RingProblem problem = RingProblem::kNone;
   std::string error;
   ProcessSnapshot s;
   if (!ring.Open(path, &problem, &error) || !ring.ReadHead(&s, &problem, &error)) return false;
-  for (CommSnapshot& c : s.comms) ReadNewestRecords(&ring, slots, &c, &s.warnings);
+  std::vector<RegionRead> reads(s.comms.size());
+  uint64_t cut_ns = UINT64_MAX;  // the earliest time a cut region reaches back to
+  for (size_t i = 0; i < s.comms.size(); ++i) {
+    CommSnapshot& c = s.comms[i];
+    RegionRead& r = reads[i];
+    r.begin = c.head;
+    r.want = slots == 0 ? c.capacity : slots;
+    const bool tracked = (c.flags & format::kRegionCompletionTracked) != 0;
+    if (c.head > c.overwritten) {
+      do {
+        StepBack(&ring, &c, &r);
+      } while (tracked && r.truncated(c) &&
+               (r.held.empty() || r.held.front().state < format::kOpDone));
+    }
+    if (r.truncated(c) && r.oldest_ns() != 0) cut_ns = std::min(cut_ns, r.oldest_ns());
+  }
+  for (size_t i = 0; i < s.comms.size(); ++i) {
+    CommSnapshot& c = s.comms[i];
+    RegionRead& r = reads[i];
+    while (cut_ns != UINT64_MAX && r.truncated(c) && r.oldest_ns() > cut_ns) {
+      // As many slots as the region's pace over what it holds says reach
+      // back to cut_ns, and a few more (doubling only when that fell short).
+      const uint64_t newest_ns = r.held.empty() ? 0 : OpTimeNs(r.held.back());
+      if (r.held.size() >= 2 && newest_ns > r.oldest_ns()) {
+        const double per_ns =
+            static_cast<double>(r.held.size() - 1) / static_cast<double>(newest_ns - r.oldest_ns());
+        const double need = static_cast<double>(r.oldest_ns() - cut_ns) * per_ns * 1.1 + 16;
+        if (need < static_cast<double>(r.want)) r.want = static_cast<uint64_t>(need);
+      }
+      StepBack(&ring, &c, &r);
+    }
+    c.records = std::move(r.held);
+    const std::string region = "region " + std::to_string(c.region_index) + ": ";
+    if (r.bad_enums > 0) {
+      s.warnings.push_back(region + std::to_string(r.bad_enums) +
+                           " out-of-range enum values in valid records, shown as Unknown");
+    }
+    if (c.torn > 0) {
+      s.warnings.push_back(region + std::to_string(c.torn) + " torn or in-flight records skipped");
+    }
+  }
   out->ok = true;
   out->snapshot = std::move(s);
   return true;

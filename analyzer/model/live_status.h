@@ -46,11 +46,13 @@ struct StatusOptions {
   LivenessCheck liveness;                      // default CheckLiveness
   uint64_t now_wall_ns = 0;                    // the reading instant; 0: the clock now
   unsigned threads = 0;                        // reader threads; 0: one per core
-  // Slots read per region: its newest this many, and further back (doubling,
-  // up to its last lap) while the oldest read op of a completion-tracked
-  // region is still pending, so that its oldest pending op is among them.
-  // 0: the whole last lap.
-  uint64_t newest_slots = 256;
+  // Slots read per region: its newest this many, further back (doubling, up
+  // to its last lap) while the oldest read op of a completion-tracked
+  // region is still pending, so that its oldest pending op is among them,
+  // and until each region whose lap was cut reaches back as far in time as
+  // the one reaching furthest (the straggler measure compares each op with
+  // the process's previous op on any comm). 0: the whole last lap.
+  uint64_t newest_slots = 128;
 };
 
 // One communicator region of a process.

@@ -1,5 +1,6 @@
 // ReadLiveStatus reads each region's newest slots (StatusOptions::
-// newest_slots), further back while the oldest read op is still pending:
+// newest_slots), further back while the oldest read op is still pending
+// and until every region reaches back as far in time as the furthest:
 // what status reports (states, the oldest pending op, pending counts, the
 // last completed op, rates) against reading every region's whole lap
 // (newest_slots 0).
@@ -83,11 +84,12 @@ TEST(LiveStatusNewestSlots, ReadsTheNewestSlotsAndBackToTheOldestPendingOp) {
   ASSERT_EQ(newest.jobs[0].processes.size(), 1u);
   const ProcessSnapshot& p = newest.jobs[0].processes[0];
   ASSERT_EQ(p.comms.size(), 2u);
-  // The whole lap, against the newest 256 slots of the region all done and,
-  // of the region whose newest 300 are pending, 256 then 512 back.
+  // The whole lap, against: of the region whose newest 300 are pending, 256
+  // then 512 back (to a done op); of the region all done, its newest 256,
+  // then 512 more: back as far in time as the other region reaches.
   EXPECT_EQ(whole.jobs[0].processes[0].comms[1].records.size(), kOps);
-  ASSERT_EQ(p.comms[1].records.size(), 256u);
-  EXPECT_EQ(p.comms[1].records.front().slot_seq, kOps - 256);
+  ASSERT_EQ(p.comms[1].records.size(), 256u + 512u);
+  EXPECT_EQ(p.comms[1].records.front().slot_seq, kOps - 768);
   EXPECT_EQ(p.comms[1].records.back().slot_seq, kOps - 1);
   ASSERT_EQ(p.comms[0].records.size(), 256u + 512u);
   EXPECT_EQ(p.comms[0].records.front().slot_seq, kOps - 768);
