@@ -10,6 +10,7 @@
 #   FLIGHTREC_BENCH_ANALYZE_RUNS=3  analyze / decompress runs per size (best is reported)
 #   FLIGHTREC_BENCH_PARTS="hotpath seal analyzer status exporter"    which parts to run
 #   FLIGHTREC_BENCH_STATUS_RANKS=64   ranks of the live job `flightrec status` reads
+#   FLIGHTREC_BENCH_STATUS_SIZES="64 1024"   ranks of the generated rings it reads too
 #   FLIGHTREC_BENCH_KEEP=1      keep the generated jobs (several GB at 16k ranks)
 # Never part of ctest: minutes of CPU and gigabytes of disk at the top size.
 set -euo pipefail
@@ -22,6 +23,7 @@ REPS="${FLIGHTREC_BENCH_REPS:-5}"
 ANALYZE_RUNS="${FLIGHTREC_BENCH_ANALYZE_RUNS:-3}"
 PARTS="${FLIGHTREC_BENCH_PARTS:-hotpath seal analyzer status exporter}"
 STATUS_RANKS="${FLIGHTREC_BENCH_STATUS_RANKS:-64}"
+STATUS_SIZES="${FLIGHTREC_BENCH_STATUS_SIZES:-64 1024}"
 JOBS="$OUT/jobs"
 
 log() { printf '[bench] %s\n' "$*" >&2; }
@@ -32,7 +34,7 @@ build() {
     cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   fi
   ninja -C "$BUILD" -j"$(nproc)" flightrec-bench-hotpath flightrec-bench-seal flightrec-genjob \
-    flightrec-bench-exporter flightrec_cli nccl-profiler-flightrec flightrec_emu_bin >/dev/null
+    flightrec-bench-exporter flightrec-bench-status flightrec_cli nccl-profiler-flightrec flightrec_emu_bin >/dev/null
 }
 
 machine() {
@@ -160,25 +162,36 @@ run_analyzer() {
   for n in $SIZES; do run_size "$n"; done
 }
 
-# `flightrec status` on the live rings of a running emulated job (the rings
-# full: every tp comm wrapped): whole processes, as a user runs it.
+# `flightrec status --json` as a user runs it (whole process, 15 runs each;
+# one row per case in status.jsonl): on the live rings of a running
+# emulated job once every tp comm's ring wrapped, then on the same rings
+# with the job's processes stopped (SIGSTOP: the rings stay live files, the
+# cores are free), then on generated rings of STATUS_SIZES ranks
+# (flightrec-bench-status: 3 comms per rank, tp lapped; read with
+# --stalled-after 3600 so that they stay "progressing" while timed).
 run_status() {
   log "status: $STATUS_RANKS live rings of a running emulated job"
   local rings="$OUT/status-rings" jobdir="$OUT/status-job"
-  rm -rf "$rings" "$jobdir" && mkdir -p "$rings"
+  rm -rf "$rings" "$jobdir" "$OUT/status.jsonl" && mkdir -p "$rings"
   env NCCL_PROFILER_PLUGIN=flightrec LD_LIBRARY_PATH="$BUILD/lib" NCCL_FLIGHTREC_DIR="$rings" \
     NCCL_FLIGHTREC_TIMEOUT_S=600 "$BUILD/bin/flightrec-emu" run --ranks "$STATUS_RANKS" --tp 8 \
     --ranks-per-node 8 --ops 1000000000 --step-us 200 --hang-timeout-s 600 \
     --job-id bench-status --job-dir "$jobdir" --summary "$jobdir.summary.json" >/dev/null 2>&1 &
   local launcher=$!
-  python3 - "$BUILD/bin/flightrec" "$rings" "$STATUS_RANKS" "$OUT/status.json" <<'EOF'
-import json, subprocess, sys, time
+  python3 - "$BUILD/bin/flightrec" "$rings" "$STATUS_RANKS" "$OUT/status.jsonl" <<'EOF'
+import json, os, re, signal, subprocess, sys, time
 flightrec, rings, ranks, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-def status():
+def status(*extra):
     t = time.perf_counter()
-    p = subprocess.run([flightrec, "status", "--json", rings], stdout=subprocess.PIPE,
+    p = subprocess.run([flightrec, "status", "--json", *extra, rings], stdout=subprocess.PIPE,
                        stderr=subprocess.DEVNULL)
     return time.perf_counter() - t, p.stdout
+def row(case, full):
+    runs = sorted(status()[0] for _ in range(15))
+    with open(out, "a") as f:
+        f.write(json.dumps({"case": case, "ranks": ranks, "rings_full": full, "min_s": runs[0],
+                            "median_s": runs[len(runs) // 2], "max_s": runs[-1],
+                            "runs": len(runs)}) + "\n")
 deadline = time.time() + 900
 full = False
 while time.time() < deadline:  # every process progressing and every tp comm's ring wrapped
@@ -195,13 +208,43 @@ while time.time() < deadline:  # every process progressing and every tp comm's r
         if full:
             break
     time.sleep(2)
-runs = sorted(status()[0] for _ in range(15))
-json.dump({"ranks": ranks, "rings_full": full, "min_s": runs[0], "median_s": runs[len(runs) // 2],
-           "max_s": runs[-1], "runs": len(runs)}, open(out, "w"))
+row("emulated job, running", full)
+# The ranks' pids are in their ring names (flightrec-<job>-<host>-<pid>.ring).
+pids = [int(m.group(1)) for f in os.listdir(rings)
+        for m in [re.search(r"-(\d+)\.ring$", f)] if m]
+for pid in pids:
+    os.kill(pid, signal.SIGSTOP)
+try:
+    time.sleep(1)
+    row("emulated job, stopped", full)
+finally:
+    for pid in pids:
+        os.kill(pid, signal.SIGCONT)
 EOF
   kill -TERM "$launcher" 2>/dev/null || true
   wait "$launcher" 2>/dev/null || true
   rm -rf "$rings" "$jobdir" "$jobdir.summary.json"
+  local n gen="$OUT/status-gen"
+  for n in $STATUS_SIZES; do
+    log "status: $n generated rings"
+    rm -rf "$gen"
+    "$BUILD/bin/flightrec-bench-status" --ranks "$n" --dir "$gen" --reps 5 >"$OUT/status-gen-$n.json"
+    python3 - "$BUILD/bin/flightrec" "$gen" "$n" "$OUT/status.jsonl" "$OUT/status-gen-$n.json" <<'EOF'
+import json, subprocess, sys, time
+flightrec, rings, ranks, out, inproc = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+def once():
+    t = time.perf_counter()
+    subprocess.run([flightrec, "status", "--json", "--stalled-after", "3600", rings],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t
+runs = sorted(once() for _ in range(15))
+with open(out, "a") as f:
+    f.write(json.dumps({"case": "generated rings", "ranks": ranks, "rings_full": True,
+                        "min_s": runs[0], "median_s": runs[len(runs) // 2], "max_s": runs[-1],
+                        "runs": len(runs), "in_process": json.load(open(inproc))}) + "\n")
+EOF
+    rm -rf "$gen"
+  done
 }
 
 build
@@ -250,19 +293,28 @@ if seal:
         c = {k: v for k, v in b.items() if k.startswith(("writer_", "copy_", "zstd_", "dump_bytes"))}
         print("%-44s %8.1f ms  %s" % (b["name"].split("/iterations")[0], b["real_time"],
               " ".join("%s=%.4g" % kv for kv in sorted(c.items()))))
-st = load("status.json")
-if st:
-    print("\nstatus: flightrec status --json over %d live rings (%s), whole process, %d runs" % (
-          st["ranks"], "every tp ring wrapped" if st["rings_full"] else "rings NOT yet full", st["runs"]))
-    print("min %.1f ms  median %.1f ms  max %.1f ms" % (st["min_s"] * 1e3, st["median_s"] * 1e3, st["max_s"] * 1e3))
+rows = os.path.join(out, "status.jsonl")
+if os.path.exists(rows):
+    print("\nstatus: flightrec status --json, whole process, 15 runs per row")
+    print("%-24s %6s %10s %10s %10s  %s" % ("case", "rings", "min_ms", "median_ms", "max_ms", "note"))
+    for line in open(rows):
+        st = json.loads(line)
+        note = "" if st["rings_full"] else "rings NOT yet full"
+        if "in_process" in st:
+            note = "in-process median %.1f ms" % st["in_process"]["in_process_median_ms"]
+        print("%-24s %6d %10.1f %10.1f %10.1f  %s" % (st["case"], st["ranks"], st["min_s"] * 1e3,
+              st["median_s"] * 1e3, st["max_s"] * 1e3, note))
 rows = os.path.join(out, "exporter.jsonl")
 if os.path.exists(rows):
     print("\nexporter: one scrape (scan + render) of 8 processes x 8 comms, full rings")
-    print("%14s %11s %9s %9s %14s" % ("new/comm", "slots_read", "wall_ms", "cpu_ms", "core%@15s"))
+    print("(best and median of the reps; wall below CPU: the rings read on both cores)")
+    print("%14s %11s %9s %9s %10s %10s %14s" % ("new/comm", "slots_read", "wall_ms", "cpu_ms",
+          "wall_med", "cpu_med", "core%@15s"))
     for line in open(rows):
         r = json.loads(line)
-        print("%14s %11d %9.3f %9.3f %14.4f" % (r["new_per_comm"], r["slots_read"], r["wall_ms"],
-              r["cpu_ms"], r["core_percent_at_15s"]))
+        print("%14s %11d %9.3f %9.3f %10.3f %10.3f %14.4f" % (r["new_per_comm"], r["slots_read"],
+              r["wall_ms"], r["cpu_ms"], r.get("wall_ms_median", 0), r.get("cpu_ms_median", 0),
+              r["core_percent_at_15s"]))
 def hp_best(name):
     p = os.path.join(out, name)
     if not os.path.exists(p):

@@ -122,9 +122,10 @@ struct Collector::Dump {
 
 namespace {
 
-// Below this many new slots in all, a scan runs on the calling thread:
-// starting a thread (~50 us) costs more than it saves.
-constexpr uint64_t kMinParallelSlots = 16384;
+// Below this many new slots in all (~2 ms of reading), a scan runs on the
+// calling thread: on a busy machine a second thread waits for a core longer
+// than it saves.
+constexpr uint64_t kMinParallelSlots = 65536;
 
 // fn(i, scratch) for every ring i < n: on up to one thread per core (at most
 // one per ring) when `slots` is worth it, each thread with its own scratch.
