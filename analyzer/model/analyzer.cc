@@ -244,6 +244,7 @@ Analysis Analyze(const JobIndex& index, const AnalyzeOptions& options) {
   DetectHang(index, progress, graph, shifts, &a.findings);
   DetectMismatch(index, shifts, &a.findings);
   DetectEndedComms(index, progress, &a.findings);
+  SettleDroppedRanks(&a.findings);
   const bool hung = std::any_of(a.findings.begin(), a.findings.end(), [](const Finding& f) {
     return IsHangKind(f.kind) || EndedCommIsHang(f);
   });

@@ -50,6 +50,11 @@ size_t Culprits(const Finding& f) {
   return f.ranks.size() - std::min(f.ranks.size(), static_cast<size_t>(f.ended_by));
 }
 
+bool EndedAny(const ProcessSnapshot& p) {
+  return std::any_of(p.comms.begin(), p.comms.end(),
+                     [](const CommSnapshot& c) { return EndedInFlight(c); });
+}
+
 struct EndedGroup {
   int32_t group = -1;
   std::vector<int32_t> ended;     // comm ranks that finalized it in flight
@@ -94,9 +99,13 @@ EndedGroup Collect(const JobIndex& index, const JobProgress& progress, int32_t g
       const OpRecord* w = index.FindColl(g, static_cast<int32_t>(r), waited_index);
       // Culprits: members that never enqueued the op, or that hold it not
       // done without having ended the comm with the others (their process
-      // stopped or hung in it).
-      if (CollsEnqueued(c) <= waited_index ||
-          (!EndedInFlight(c) && w != nullptr && w->state < format::kOpDone)) {
+      // stopped or hung in it). A process that ended another comm in flight
+      // was itself waiting inside NCCL when the framework gave up: a
+      // consequence, named where it waited.
+      const bool waited_elsewhere = !EndedInFlight(c) && EndedAny(index.processes()[m.process]);
+      if (!waited_elsewhere &&
+          (CollsEnqueued(c) <= waited_index ||
+           (!EndedInFlight(c) && w != nullptr && w->state < format::kOpDone))) {
         e.culprits.push_back(static_cast<int32_t>(r));
         continue;
       }
@@ -288,11 +297,28 @@ void DetectEndedComms(const JobIndex& index, const JobProgress& progress,
       });
       if (!covered) continue;
       f.recovered = true;
-      f.summary += "; the job went on without " + std::string(f.ranks.size() > 1 ? "them" : "it") +
+      f.summary += "; the job went on without " + std::string(Culprits(f) > 1 ? "them" : "it") +
                    " on " + CommLabel(index.groups()[o.successor]);
       break;
     }
   }
+}
+
+void SettleDroppedRanks(std::vector<Finding>* findings) {
+  std::vector<int32_t> dropped;
+  for (const Finding& f : *findings) {
+    if (f.kind != FindingKind::kCommAborted || !f.recovered) continue;
+    for (size_t i = 0; i < Culprits(f); ++i) {
+      if (f.ranks[i].process >= 0) dropped.push_back(f.ranks[i].process);
+    }
+  }
+  auto gone = [&](const Finding& f) {
+    if (f.kind != FindingKind::kDeadRank || f.ranks.empty()) return false;
+    return std::all_of(f.ranks.begin(), f.ranks.end(), [&](const RankNote& n) {
+      return std::find(dropped.begin(), dropped.end(), n.process) != dropped.end();
+    });
+  };
+  findings->erase(std::remove_if(findings->begin(), findings->end(), gone), findings->end());
 }
 
 bool EndedCommIsHang(const Finding& f) {

@@ -26,6 +26,11 @@ bool EndedInFlight(const CommSnapshot& comm);
 void DetectEndedComms(const JobIndex& index, const JobProgress& progress,
                       std::vector<Finding>* out);
 
+// Drops the dead_rank findings of processes a recovered comm_aborted names
+// as its culprits: the job shrank them out and went on (the comm_aborted
+// finding says they are gone).
+void SettleDroppedRanks(std::vector<Finding>* findings);
+
 // A comm_aborted finding counts towards the verdict `hang` when it names
 // members that never arrived and no successor went on.
 bool EndedCommIsHang(const Finding& f);
