@@ -159,5 +159,31 @@ TEST(Lifecycle, WrappedRingCountsOnlyTheLiveWindow) {
             0);
 }
 
+// The watchdog judges active regions only: a comm ended with its op still
+// running is never dumped as a timeout, however long the process lives on
+// with another comm open; the same op on a live comm is.
+TEST(Lifecycle, WatchdogNeverDumpsACommEndedInFlight) {
+  test::TempDir dir;
+  EXPECT_EQ(RunInChild([&] {
+              test::ResetEnv(dir.path());
+              setenv("NCCL_FLIGHTREC_TIMEOUT_S", "0.05", 1);
+              CommRecorder* keep = OpenComm(Identity("keep", 1), &test::CaptureLog);
+              CommRecorder* c = OpenComm(Identity("world", 2), &test::CaptureLog);
+              CHILD_CHECK(keep != nullptr && c != nullptr);
+              const uint64_t s = c->BeginOp(AllReduce(0));
+              c->KernelStart(s, 100);                        // running, never stopped
+              CloseComm(c);                                  // ncclCommAbort at once
+              CHILD_CHECK(test::WaitPolls(dir.path(), 12));  // well past the timeout
+              CHILD_CHECK(test::ListDir(dir.path(), ".frdump").empty());
+              const uint64_t k = keep->BeginOp(AllReduce(0));
+              keep->KernelStart(k, 100);
+              CHILD_CHECK(
+                  test::WaitFor([&] { return test::ListDir(dir.path(), ".frdump").size() == 1; }));
+              CloseComm(keep);
+              return 0;
+            }),
+            0);
+}
+
 }  // namespace
 }  // namespace flightrec
