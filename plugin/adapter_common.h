@@ -26,10 +26,9 @@ inline uint64_t PtrBits(const void* p) {
 
 // Event types flightrec deliberately declines (*eHandle = NULL, no count):
 // they carry nothing a flight record of ops needs.
-constexpr uint64_t kDeclinedTypes =
-    abi::kProfileGroup | abi::kProfileGroupApi | abi::kProfileKernelLaunch |
-    abi::kProfileProxyCtrl | abi::kProfileNetPlugin | abi::kProfileCeColl | abi::kProfileCeSync |
-    abi::kProfileCeBatch;
+constexpr uint64_t kDeclinedTypes = abi::kProfileGroup | abi::kProfileGroupApi |
+                                    abi::kProfileKernelLaunch | abi::kProfileProxyCtrl |
+                                    abi::kProfileNetPlugin;
 
 // Declined types NCCL starts only when their own bit is in the mask (the
 // others, Group and GroupApi, come whenever an op type is asked for): one of

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "plugin/adapter_common.h"
+#include "plugin/ce_events.h"
 
 namespace flightrec {
 namespace plugin {
@@ -84,6 +85,12 @@ __attribute__((noinline)) void* StartOtherV5Family(void* context, const Descr* d
       return StartProxyOp(context, d->parentObj, d->proxyOp.pid);
     case abi::kProfileProxyStep:
       return StartProxyStep(d->parentObj);
+    case abi::kProfileCeColl:
+    case abi::kProfileCeSync:
+    case abi::kProfileCeBatch:
+      if constexpr (kHasCeColl<Descr>) return StartCeEvent(context, d);
+      CountUnknownEvent(context);  // NCCL's shim drops CE events for v5 tables
+      return nullptr;
     case abi::kProfileKernelPhase:
       if constexpr (kHasSymmetric<Descr>) {
         if (FLIGHTREC_UNLIKELY((WrittenMask() & abi::kProfileKernelPhase) == 0)) {

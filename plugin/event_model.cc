@@ -74,6 +74,9 @@ void* InitContext(const InitRequest& req, int* event_mask) {
   id.event_mask = static_cast<uint32_t>(mask);  // RegionDesc::event_mask
   CommRecorder* comm = OpenComm(id, req.log);
   if (comm == nullptr) return nullptr;  // OpenComm logged why
+  // v6+: copy-engine collectives complete through CUDA events; the pool is
+  // made here, on the thread that has NCCL's CUDA context current.
+  if (req.api_version >= 6) rec::CeCompletionInit(req.log);
   if (EventMaskEnvInvalid()) WarnBadMaskOnce(req.log);
   // The mask is process-global and NCCL snapshots it per API call: writing
   // it at every init keeps our bits even if someone else wrote it since.
@@ -86,7 +89,11 @@ void* InitContext(const InitRequest& req, int* event_mask) {
 void FinalizeContext(void* context) {
   if (context == nullptr) return;  // NCCL <= 2.27 finalizes declined comms too
   CommRecorder* comm = detail::ResolveAs(HandleBits(context), HandleKind::kContext);
-  if (comm != nullptr) CloseComm(comm);
+  if (comm == nullptr) return;
+  // Copy-engine ops whose CUDA events completed since the watchdog's last
+  // poll: marked done before the comm closes (recorder/ce_completion.h).
+  rec::CePoll(CommRecorder::NowNs());
+  CloseComm(comm);
 }
 
 __attribute__((noinline, cold)) void detail::NoteLostCompletion(CommRecorder* comm, OpDesc* desc) {

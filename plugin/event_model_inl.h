@@ -22,6 +22,7 @@
 #include "plugin/handle.h"
 #include "plugin/nccl/profiler_abi.h"
 #include "plugin/process_setup.h"
+#include "recorder/ce_completion.h"
 #include "recorder/comm_recorder.h"
 #include "recorder/recorder.h"
 
@@ -217,6 +218,12 @@ FLIGHTREC_HOT_INLINE void StopEvent(void* handle) {
       return;
     case HandleKind::kProxyOp:
       if ((comm = detail::LiveComm(h)) != nullptr) comm->ProxyOpStop(HandlePayload(h));
+      return;
+    case HandleKind::kCeColl:  // copies queued: the CUDA stop event follows them
+      if ((comm = detail::LiveComm(h)) != nullptr) {
+        comm->OpEnqueued(HandlePayload(h));
+        rec::CeStop(HandleRegion(h), HandlePayload(h));
+      }
       return;
     case HandleKind::kInvalid:
       detail::CountForeign();

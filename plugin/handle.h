@@ -32,7 +32,8 @@ enum class HandleKind : uint8_t {
   kProxyOp = 6,        // payload = slot sequence of the parent op
   kProxyStep = 7,      // payload = slot sequence of the grandparent op
   kKernelPhase = 8,    // KernelPhase (v7): payload = slot sequence of the op
-  kMaxKind = 8,
+  kCeColl = 9,         // CeColl (v6+): payload = slot sequence (plugin/ce_events.h)
+  kMaxKind = 9,
 };
 
 constexpr int kKindShift = 60;

@@ -73,6 +73,10 @@ int DefaultEventMask(bool net_steps, int api_version) {
   // channel of a symmetric kernel); they tell "a peer never arrived" (every
   // channel in the final sync) from "stuck computing".
   if (api_version >= 7) mask |= abi::kProfileKernelPhase;
+  // v6+ (NCCL 2.29+): copy-engine collectives are collectives of their comm
+  // (docs/design/nccl.md §Copy-engine collectives); CeColl starts for any of
+  // the three bits, CeSync/CeBatch only for their own.
+  if (api_version >= 6) mask |= abi::kProfileCeColl | abi::kProfileCeSync | abi::kProfileCeBatch;
   return mask;
 }
 

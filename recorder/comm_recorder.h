@@ -98,6 +98,15 @@ class CommRecorder {
   void ProxyOpStart(uint64_t seq);
   void ProxyOpStop(uint64_t seq);
   void ProxyProgress(uint64_t seq, uint64_t bytes);
+  // Copy-engine collectives (API v6+, kFlagCopyEngine records; NCCL calls
+  // no recordEventState for them). CeSync/CeBatch start on the user thread:
+  // t_last_progress_ns = now and net_bytes += `bytes` (CeBatch totalBytes).
+  void CeProgress(uint64_t seq, uint64_t bytes);
+  // A CUDA event on the op's stream completed (recorder/ce_completion.cc,
+  // watchdog thread): kOpRunning (start event) or kOpDone (stop event),
+  // dated `now`. kOpEnqueued only marks the region completion-tracked (the
+  // op has events to wait for).
+  void CeReached(uint64_t seq, uint8_t state, uint64_t now);
 
   void CountDrop(format::DropCause cause);
   // Sets kRegionMaskOverridden on the region (events outside the mask the

@@ -413,6 +413,24 @@ FLIGHTREC_HOT_INLINE void CommRecorder::ProxyProgress(uint64_t seq, uint64_t byt
   rec::StoreRelaxed(&r->t_last_progress_ns, NowNs());
 }
 
+FLIGHTREC_HOT_INLINE void CommRecorder::CeProgress(uint64_t seq, uint64_t bytes) {
+  format::Record* r = LiveSlot(seq);
+  if (r == nullptr) return;
+  // A CE op has no proxy events: the user thread is the one writer of
+  // net_bytes here.
+  if (bytes != 0) rec::StoreRelaxed(&r->net_bytes, rec::LoadRelaxed(&r->net_bytes) + bytes);
+  rec::StoreRelaxed(&r->t_last_progress_ns, NowNs());
+}
+
+inline void CommRecorder::CeReached(uint64_t seq, uint8_t state, uint64_t now) {
+  format::Record* r = LiveSlot(seq);
+  if (r == nullptr) return;
+  MarkCompletionTracked();
+  if (state <= format::kOpEnqueued) return;
+  rec::AdvanceState(r, state);
+  rec::StoreRelaxed(&r->t_last_progress_ns, now);
+}
+
 }  // namespace flightrec
 
 #endif  // FLIGHTREC_RECORDER_COMM_RECORDER_INL_H_

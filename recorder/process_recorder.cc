@@ -261,7 +261,11 @@ uint32_t ProcessRecorder::OpenAtFinalize(const CommRecorder* c) const {
     // A slot whose copy does not belong to `seq` (claim in progress, newer
     // lap) is not one of this window's ops.
     if (rec::CopyLiveRecord(&c->records_[seq & (cap - 1)], &copy) != seq + 1) continue;
-    if (copy.state != format::kOpDone && open < UINT32_MAX) ++open;
+    // kFlagNoCompletion: no event could ever have marked it done.
+    if (copy.state != format::kOpDone && (copy.flags & format::kFlagNoCompletion) == 0 &&
+        open < UINT32_MAX) {
+      ++open;
+    }
   }
   return open;
 }

@@ -12,6 +12,7 @@
 
 #include "flightrec/record_names.h"
 #include "recorder/atomics.h"
+#include "recorder/ce_completion.h"
 #include "recorder/clock.h"
 #include "recorder/log.h"
 #include "recorder/record_copy.h"
@@ -141,6 +142,9 @@ void Watchdog::Poll() {
   Heartbeat();
   CheckRequest();
   const uint64_t now = ClockNowNs();
+  // Copy-engine collectives complete through CUDA events on their stream
+  // (ce_completion.h): mark them before they are judged below.
+  CePoll(now);
   oldest_pending_ns_ = UINT64_MAX;
   scan_complete_ = true;
   for (uint32_t r = 0; r < ctx_.ring->layout.max_regions; ++r) ScanRegion(r, now);
@@ -201,7 +205,11 @@ void Watchdog::ScanRegion(uint32_t r, uint64_t now) {
     // enqueue time is the replay's (docs/design/nccl.md §CUDA graphs). Only plans with
     // no proxy ops are recorded once at capture, and those comms report no
     // completion, so the check below leaves them alone.
-    if (rec->state == format::kOpDone) {
+    // A copy-engine op without CUDA events (kFlagNoCompletion) never
+    // reports completion: the analyzer infers it from stream order
+    // (docs/design/recorder.md §Copy-engine completion); the op after it is
+    // judged instead.
+    if (rec->state == format::kOpDone || (rec->flags & format::kFlagNoCompletion) != 0) {
       ++c.next;
       continue;
     }

@@ -24,7 +24,10 @@ bool Rooted(uint8_t func) {
 
 CollSig SigOf(const OpRecord& r) {
   const uint32_t root = Rooted(r.func) ? static_cast<uint32_t>(r.root_or_peer) : 0;
-  const uint64_t small = uint64_t{r.func} | uint64_t{r.datatype} << 8 | uint64_t{root} << 16;
+  // A copy-engine collective is another op than the kernel one of the same
+  // arguments (NCCL picks one per comm; members that differ would hang).
+  const uint64_t ce = r.is_copy_engine() ? uint64_t{1} << 48 : 0;
+  const uint64_t small = uint64_t{r.func} | uint64_t{r.datatype} << 8 | uint64_t{root} << 16 | ce;
   const uint64_t h = Mix(Mix(r.count) ^ small);
   uint32_t hash = static_cast<uint32_t>(h ^ (h >> 32)) & CollSig::kHashMask;
   if (hash == 0) hash = 1;

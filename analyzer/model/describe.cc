@@ -60,6 +60,11 @@ std::string CommLabel(const CommGroup& group) {
 std::string OpLabel(const OpRef& op) {
   if (!op.valid) return "(no op)";
   std::string s = format::FuncName(op.func);
+  if (op.copy_engine) {  // docs/design/nccl.md §Copy-engine collectives
+    s += op.algo == format::kAlgoCeMulticast ? " (CE, MC)"
+         : op.algo == format::kAlgoCeUnicast ? " (CE, UC)"
+                                             : " (CE)";
+  }
   s += " #" + std::to_string(op.index);
   if (op.p2p) s += (op.func == format::kFuncRecv ? " from " : " to ") + std::to_string(op.peer);
   // The tag is the caller's name for the op (a training step): the first
@@ -129,6 +134,8 @@ OpRef OpOf(const OpRecord& r) {
   op.p2p = r.is_p2p();
   op.peer = op.p2p ? r.root_or_peer : -1;
   op.user_tag = r.user_tag;
+  op.copy_engine = r.is_copy_engine();
+  op.algo = r.algo;
   return op;
 }
 

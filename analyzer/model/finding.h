@@ -51,6 +51,10 @@ struct OpRef {
   // NCCL's per-call user profiler tag (API v7, docs/plugin.md), where
   // frameworks put their training step; 0 when untagged or unknown.
   uint64_t user_tag = 0;
+  // A copy-engine collective (kFlagCopyEngine) and its algo (format::Algo:
+  // kAlgoCeMulticast / kAlgoCeUnicast): shown as "AllGather (CE, MC)".
+  bool copy_engine = false;
+  uint8_t algo = 0;
 };
 
 // One rank named by a finding, with what we know about it.

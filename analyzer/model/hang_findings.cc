@@ -132,18 +132,24 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
     n.blocked_group = op.group;
     n.blocked_op = op.op;
     // GPU starts of different hosts compare on the common time line.
-    const uint64_t start = ctx.progress.Common(static_cast<size_t>(m.process), r.gpu_start_ns);
+    // A copy-engine collective has no GPU timer: its CUDA start event, seen
+    // by the plugin's watchdog, moved it to running (t_last_progress_ns).
+    const bool ce_started =
+        r.is_copy_engine() && r.gpu_start_ns == 0 && r.state >= format::kOpRunning;
+    const uint64_t start = ctx.progress.Common(static_cast<size_t>(m.process),
+                                               ce_started ? r.t_last_progress_ns : r.gpu_start_ns);
     const ProcessSnapshot& ps = ctx.index.processes()[m.process];
     if (ps.pytorch_fr && ps.pytorch_fr->path == ps.path) {
       ++no_gpu_times;  // a PyTorch FR dump: its states are CPU-side, it has no GPU times
-    } else if (r.gpu_start_ns == 0) {
+    } else if (r.gpu_start_ns == 0 && !ce_started) {
       ++never_started;
       n.late_ns = -1.0;
     } else {
       first_start = std::min(first_start, start);
       last_start = std::max(last_start, start);
     }
-    net_bytes += r.net_bytes;
+    // A CE op's net_bytes are the bytes its batches gave the copy engines.
+    if (!r.is_copy_engine()) net_bytes += r.net_bytes;
     last_progress = std::max(
         last_progress, ctx.progress.Common(static_cast<size_t>(m.process), r.last_progress_ns()));
     f.ranks.push_back(n);

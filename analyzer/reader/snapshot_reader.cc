@@ -13,6 +13,7 @@
 #include "analyzer/reader/file_read.h"
 #include "analyzer/reader/image_header.h"
 #include "analyzer/reader/region_reader.h"
+#include "analyzer/reader/stream_order.h"
 #include "analyzer/reader/zstd_image.h"
 
 namespace flightrec {
@@ -111,6 +112,7 @@ ReadResult ParseImage(BoundedView image, const std::string& name, const ReadLimi
       snapshot.comms.push_back(std::move(comm));
     }
   }
+  InferStreamOrderCompletion(&snapshot);  // kFlagNoCompletion ops (stream_order.h)
   ReadResult r;
   r.ok = true;
   r.snapshot = std::move(snapshot);

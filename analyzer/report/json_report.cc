@@ -76,6 +76,10 @@ json OpJson(const OpRef& op) {
             {"index", op.index}};
   if (op.p2p) j["peer"] = op.peer;
   if (op.user_tag != 0) j["user_tag"] = op.user_tag;
+  if (op.copy_engine) {  // seq is then the comm's ceSeqNum
+    j["copy_engine"] = true;
+    j["algo"] = format::AlgoName(op.algo);
+  }
   return j;
 }
 

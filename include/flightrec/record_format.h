@@ -131,6 +131,34 @@
 //     kRegionFinalized by the finalize thread.
 //   Record: as above.
 //
+// COPY-ENGINE RECORDS (format 1.5, kFlagCopyEngine)
+//
+// A copy-engine collective (NCCL 2.29+, profiler API v6+: CeColl,
+// docs/design/nccl.md §Copy-engine collectives) is one Record of its
+// communicator, claimed at CeColl start on the user thread. It is a
+// collective: op_index is the next per-comm collective index, in the user's
+// call order with the kernel collectives, so members align on it as on any
+// other. Immutable part: func, count, datatype and root_or_peer (root) from
+// the ceColl descriptor (AllGather: count in bytes, datatype ncclInt8;
+// api_datatype has the user's type), nccl_seq = ceColl.ceSeqNum (the comm's
+// CE counter, +2 per CE op, not the per-function seqNumber of kernel
+// collectives), algo kAlgoCeMulticast / kAlgoCeUnicast from syncStrategy
+// "MC" / "UC", proto kProtoUnknown, n_channels and n_warps 0, stream =
+// ceColl.stream, user_tag from ceColl.userTag (v7) or the CollApi event.
+// Progress: t_enqueued_ns at CeColl stop (the copies are queued);
+// t_last_progress_ns at each CeSync/CeBatch start and at each completion
+// below; net_bytes sums CeBatch totalBytes (bytes given to the copy
+// engines, not network traffic); the channel and proxy counters, the GPU
+// timers and the phase counters stay 0. NCCL reports no completion for a
+// CE op: the plugin records CUDA events on its stream and the watchdog
+// thread moves state to kOpRunning when the stream reached the op and to
+// kOpDone when it passed it (docs/design/recorder.md §Copy-engine
+// completion). Where that is impossible (no CUDA driver in the process, or
+// every pooled event in flight) the record carries kFlagNoCompletion: its
+// state stays kOpEnqueued, and readers infer completion from stream order
+// (a later op of the process on the same stream that started means this
+// one finished) or from a clean finalize.
+//
 // CLOCKS
 //
 // All *_ns time fields in records are CLOCK_MONOTONIC nanoseconds of the

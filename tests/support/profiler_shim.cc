@@ -37,6 +37,12 @@ uint64_t TypeBit(Ev t) {
       return abi::kProfileKernelCh;
     case Ev::kProxyCtrl:
       return abi::kProfileProxyCtrl;
+    case Ev::kCeColl:
+      return abi::kProfileCeColl;
+    case Ev::kCeSync:
+      return abi::kProfileCeSync;
+    case Ev::kCeBatch:
+      return abi::kProfileCeBatch;
   }
   return 0;
 }
@@ -199,6 +205,38 @@ void FillApi(D* out, const EventDesc& d, const Release& r) {
   }
 }
 
+// CE events (v6+; v7 adds ceColl.userTag), as ncclLaunchCeColl fills them.
+template <int V, typename D>
+void FillCe(D* out, const EventDesc& d, const Release& r) {
+  switch (d.type) {
+    case Ev::kCeColl:
+      out->ceColl.seqNumber = d.seq;
+      out->ceColl.func = FuncStr(d.func);
+      out->ceColl.sendBuff = d.send_buff;
+      out->ceColl.recvBuff = d.recv_buff;
+      out->ceColl.count = d.count;
+      out->ceColl.root = d.root;
+      out->ceColl.datatype = TypeStr(d.datatype);
+      out->ceColl.syncStrategy = d.sync_strategy;
+      out->ceColl.intraBatchSync = false;
+      out->ceColl.batchSize = 0;
+      out->ceColl.numBatches = d.num_batches;
+      out->ceColl.ceSeqNum = d.ce_seq;
+      out->ceColl.stream = d.stream;
+      if constexpr (V >= 7) out->ceColl.userTag = r.user_tag;
+      break;
+    case Ev::kCeSync:
+      out->ceCollSync.isComplete = d.is_complete;
+      out->ceCollSync.nRanks = d.n_ranks;
+      break;
+    default:
+      out->ceCollBatch.numOps = d.num_ops;
+      out->ceCollBatch.totalBytes = d.total_bytes;
+      out->ceCollBatch.useIntraSync = false;
+      break;
+  }
+}
+
 }  // namespace
 
 ProfilerShim::ProfilerShim(const void* table, int plugin_api, int native_api)
@@ -218,6 +256,10 @@ bool ProfilerShim::Delivers(Ev type) const {
       return api_ >= 5 && native_ >= 5;
     case Ev::kKernelCh:
       return api_ >= 3 && native_ >= 3;
+    case Ev::kCeColl:  // the v5 shim drops CE events (nccl.md §Copy-engine collectives)
+    case Ev::kCeSync:
+    case Ev::kCeBatch:
+      return api_ >= 6 && native_ >= 6;
     default:
       return true;
   }
@@ -261,7 +303,13 @@ bool ProfilerShim::Describe(const EventDesc& d, typename Api<V>::Descr* out) con
   r.comm_hash = native_ >= 4 ? 0 : d.comm_hash;
   r.ptimer = native_ >= 4 ? d.ptimer : 0;
   r.user_tag = native_ >= 7 ? d.user_tag : 0;
-  if (d.type == Ev::kColl) {
+  if (d.type == Ev::kCeColl || d.type == Ev::kCeSync || d.type == Ev::kCeBatch) {
+    if constexpr (V < 6) {
+      return false;
+    } else {
+      FillCe<V>(out, d, r);
+    }
+  } else if (d.type == Ev::kColl) {
     FillColl<V>(&out->coll, d, r);
   } else if (d.type == Ev::kP2p) {
     FillP2p<V>(&out->p2p, d, r);

@@ -49,6 +49,9 @@ enum class Ev {
   kProxyStep,
   kKernelCh,
   kProxyCtrl,
+  kCeColl,  // v6+: copy-engine collectives (docs/design/nccl.md §Copy-engine collectives)
+  kCeSync,
+  kCeBatch,
 };
 
 // Version-neutral event (the newest API's view). Enum-coded fields use
@@ -75,6 +78,15 @@ struct EventDesc {
   int n_steps = 0, chunk_size = 0, is_send = 0;
   int step = 0;         // ProxyStep
   uint64_t ptimer = 0;  // KernelCh start
+  // CeColl (func, count, datatype, root, stream, user_tag above; `seq` is
+  // ceColl.seqNumber), CeSync, CeBatch.
+  const char* sync_strategy = nullptr;  // "MC" / "UC"
+  uint32_t ce_seq = 0;                  // ceColl.ceSeqNum
+  uint32_t num_batches = 0;
+  bool is_complete = false;  // CeSync
+  int n_ranks = 0;           // CeSync
+  int num_ops = 0;           // CeBatch
+  uint64_t total_bytes = 0;  // CeBatch
   // v1-v3 descriptors name the comm; NCCL >= 2.27 leaves these NULL/0.
   uint64_t comm_hash = 0;
   const char* comm_name = nullptr;

@@ -117,6 +117,14 @@ bool Validate(Options* o, std::string* error) {
     *error = "--on-hang shrink does not combine with --graph-replays";
     return false;
   }
+  if (o->ce && !o->nccl_version.AtLeast(2, 29)) {
+    *error = "--ce needs --nccl-version 2.29 or newer (CE profiler events exist from 2.29.2)";
+    return false;
+  }
+  if (o->ce && o->graph_replays > 0) {
+    *error = "--ce does not combine with --graph-replays";
+    return false;
+  }
   if (!o->until_log.empty() && o->log_file.empty()) {
     *error = "--until-log needs --log-file";
     return false;
@@ -250,6 +258,14 @@ bool ParseOptions(const std::vector<std::string>& args, Options* o, std::string*
       o->pxn = true;
       continue;
     }
+    if (key == "--ce") {
+      o->ce = true;
+      continue;
+    }
+    if (key == "--no-cuda") {
+      o->no_cuda = true;
+      continue;
+    }
     if (key == "--nonblocking-init") {
       o->nonblocking_init = true;
       continue;
@@ -377,6 +393,11 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
                         (shrink); from the watchdog thread, with the ops' handles open
   --watchdog-s S        the framework's collective timeout for --on-hang [2]
   --shrink-ops K        AllReduces on the shrunk comm [20]
+  --ce                  the TP AllGather (op % 8 == 1) runs as a copy-engine collective
+                        (NCCL 2.29+, TP comm on one node): GroupApi, CollApi, CeColl with
+                        CeSync/CeBatch/CeSync, ceSeqNum += 2, no kernel or proxy events;
+                        a fake CUDA driver (libcuda.so.1) completes the plugin's events
+  --no-cuda             with --ce: no CUDA driver in the rank processes
   --nonblocking-init    ncclConfig_t.blocking=0: each comm inits on a thread of its own
   --hang-timeout-s S    kill all ranks after S seconds without progress [60]
   --until-dumps N       kill all ranks once N dump files exist in the dump dir

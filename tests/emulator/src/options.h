@@ -92,6 +92,11 @@ struct Options {
   // ncclConfig_t.blocking = 0: each comm's init runs on a thread of its
   // own while the user thread polls ncclCommGetAsyncError.
   bool nonblocking_init = false;
+  // --ce: the TP AllGather (op % 8 == 1) runs on the copy engines where
+  // NCCL would (2.29+, single-node TP comm): ce_coll.h. --no-cuda: without
+  // the fake CUDA driver (the plugin's fallback, kFlagNoCompletion).
+  bool ce = false;
+  bool no_cuda = false;
   // Set only in rank processes (the launcher adds them).
   int rank = -1;
   std::string coord_path;

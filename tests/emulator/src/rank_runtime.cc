@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "emulator/src/ce_coll.h"
 #include "emulator/src/nccl_logger.h"
 #include "plugin/nccl/profiler_abi.h"
 
@@ -37,7 +38,7 @@ constexpr int kGateP2p = abi::kProfileP2p | kDescendantsOfP2p;
 bool IsColl(const Call& c) { return !c.is_p2p(); }
 
 // The stream pointer NCCL would pass: stable and distinct per rank.
-void* StreamOf(int rank) { return reinterpret_cast<void*>(0x7f0000001000ULL + rank * 0x100ULL); }
+void* StreamOf(int rank) { return RankStream(rank); }
 
 }  // namespace
 
@@ -198,6 +199,7 @@ void RankRuntime::EmitKernelLaunch(CommState* c, int mask, void* group_api) {
 }
 
 void RankRuntime::Enqueue(std::shared_ptr<Launch> launch) {
+  FakeCudaEnqueued(StreamOf(opts_.rank));  // before the stream can finish it
   {
     std::lock_guard<std::mutex> lock(stream_mu_);
     ++launched_;
@@ -358,6 +360,10 @@ void RankRuntime::RunOp(int64_t i) {
   CommState* c = &comms_[static_cast<int>(op.comm)];
   // nccl.md §Activation mask: the mask in effect when the API call is made applies to the task.
   int mask = __atomic_load_n(&mask_, __ATOMIC_RELAXED);
+  if (IsCeOp(opts_, i, c->info)) {  // --ce: a copy-engine AllGather (ce_coll.h)
+    RunCeOp(op, c, mask, i);
+    return;
+  }
   const Op visible = Visible(op, *c);
   std::vector<void*> api_handles;
   void* group_api = nullptr;
@@ -442,6 +448,7 @@ void RankRuntime::ReplayHostCallback(Launch* l) {
 int RankRuntime::Run() {
   RankSlot* slot = coord_->rank(opts_.rank);
   __atomic_store_n(&slot->pid, static_cast<int64_t>(getpid()), __ATOMIC_RELEASE);
+  LoadFakeCuda(opts_);  // as NCCL has the driver loaded before any comm init
   // nccl.md §Loading: init runs per comm, on the user thread or, grouped, on NCCL's
   // async-job threads concurrently; each comm's proxy starts after its init.
   if (opts_.nonblocking_init) {
@@ -515,6 +522,7 @@ void RankRuntime::StreamLoop() {
       std::lock_guard<std::mutex> lock(stream_mu_);
       ++completed_;
     }
+    FakeCudaCompleted(StreamOf(opts_.rank));
     stream_cv_.notify_all();
     RankSlot* slot = coord_->rank(opts_.rank);
     __atomic_fetch_add(&slot->ops_completed, 1, __ATOMIC_RELEASE);

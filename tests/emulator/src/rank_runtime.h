@@ -49,6 +49,8 @@ class RankRuntime {
   void DestroyComm(CommState* c);
   bool TableLive() const;
   void RunOp(int64_t i);
+  // --ce: op i as a copy-engine collective (ce_coll.cc).
+  void RunCeOp(const Op& op, CommState* c, int mask, int64_t i);
   void ApplyBeforeOpFaults(int64_t i);
   // How a plan's Coll events advance seqNumber (docs/design/nccl.md §Sequence numbers and
   // identity).

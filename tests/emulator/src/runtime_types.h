@@ -83,6 +83,8 @@ struct CommState {
   uint64_t launches = 0;      // every launch (coord enqueued counter)
   uint64_t coll_tasks = 0;    // collective tasks launched: pair by order
   uint64_t p2p_launches = 0;  // Send/Recv launches: pair per peer
+  uint32_t ce_seq = 0;        // comm->ceColl.ceSeqNum (+2 per CE op, ce_coll.h)
+  bool ce_flag = false;       // the CE complete-pointer flag, toggled per CE op
   // Proxy thread ("NCCL Progress") of this comm.
   std::thread proxy;
   std::mutex mu;

@@ -63,11 +63,12 @@ TEST(HandleTest, RawAccessorsMatchDecode) {
   // Payloads wider than 40 bits are truncated, as EncodeHandle does.
   EXPECT_EQ(RekindHandle(ctx, HandleKind::kApi, ~uint64_t{0}),
             EncodeHandle(HandleKind::kApi, 0x5a, 0x9c3, ~uint64_t{0}));
-  // Invalid kinds (0, 9..15) and pointers, as DecodeHandle.
+  // Invalid kinds (0, 10..15) and pointers, as DecodeHandle.
   int local = 0;
   EXPECT_EQ(HandleKindOf(HandleBits(&local)), HandleKind::kInvalid);
   EXPECT_EQ(HandleKindOf(0xf000000000000001ULL), HandleKind::kInvalid);
-  EXPECT_EQ(HandleKindOf(0x9000000000000001ULL), HandleKind::kInvalid);
+  EXPECT_EQ(HandleKindOf(0xa000000000000001ULL), HandleKind::kInvalid);
+  EXPECT_EQ(HandleKindOf(0x9000000000000001ULL), HandleKind::kCeColl);
   EXPECT_EQ(HandleKindOf(0x8000000000000001ULL), HandleKind::kKernelPhase);
   for (uint64_t kind = 0; kind < 16; ++kind) {
     const uint64_t h = (kind << kKindShift) | 0x123;
