@@ -177,8 +177,9 @@ run_status() {
     NCCL_FLIGHTREC_TIMEOUT_S=600 "$BUILD/bin/flightrec-emu" run --ranks "$STATUS_RANKS" --tp 8 \
     --ranks-per-node 8 --ops 1000000000 --step-us 200 --hang-timeout-s 600 \
     --job-id bench-status --job-dir "$jobdir" --summary "$jobdir.summary.json" >/dev/null 2>&1 &
-  local launcher=$!
-  python3 - "$BUILD/bin/flightrec" "$rings" "$STATUS_RANKS" "$OUT/status.jsonl" <<'EOF'
+  local launcher=$! rc=0
+  # The job is stopped below even when the timing fails.
+  python3 - "$BUILD/bin/flightrec" "$rings" "$STATUS_RANKS" "$OUT/status.jsonl" <<'EOF' || rc=$?
 import json, os, re, signal, subprocess, sys, time
 flightrec, rings, ranks, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 def status(*extra):
@@ -224,6 +225,7 @@ EOF
   kill -TERM "$launcher" 2>/dev/null || true
   wait "$launcher" 2>/dev/null || true
   rm -rf "$rings" "$jobdir" "$jobdir.summary.json"
+  [[ $rc -eq 0 ]] || return "$rc"
   local n gen="$OUT/status-gen"
   for n in $STATUS_SIZES; do
     log "status: $n generated rings"
