@@ -1,6 +1,7 @@
 #include "analyzer/model/analyzer.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <numeric>
 #include <set>
@@ -232,6 +233,29 @@ void AddNotes(const JobIndex& index, const JobProgress& progress, Analysis* a) {
 
 }  // namespace
 
+// NCCL 2.27-2.30 run symmetric-kernel collectives without any profiler event
+// and without advancing seqNumber (docs/design/nccl.md §Symmetric kernels):
+// a job that stopped inside one leaves every recorded op done. When the
+// records show no hang and a process ran such a release, say so.
+void AddInvisibleSymmetricNote(const JobIndex& index, Analysis* a) {
+  if (a->verdict != Verdict::kHealthy) return;
+  std::string release;
+  for (const ProcessSnapshot& p : index.processes()) {
+    int major = 0, minor = 0;
+    if (std::sscanf(p.nccl_version.c_str(), "%d.%d", &major, &minor) == 2 && major == 2 &&
+        minor >= 27 && minor <= 30) {
+      release = p.nccl_version;
+      break;
+    }
+  }
+  if (release.empty()) return;
+  a->notes.push_back(
+      "NCCL " + release +
+      " reports no symmetric-kernel collectives (buffers in symmetric windows; NCCL 2.27-2.30): "
+      "they leave no record and do not advance seqNumber, so a job stopped inside one shows "
+      "every recorded op done; NCCL 2.31 and newer record them");
+}
+
 Analysis Analyze(const JobIndex& index, const AnalyzeOptions& options) {
   Analysis a;
   const JobProgress progress = ComputeProgress(index, options.progress);
@@ -257,6 +281,7 @@ Analysis Analyze(const JobIndex& index, const AnalyzeOptions& options) {
   OrderCulprits(index, a.findings, &a.culprits);
   a.verdict = DecideVerdict(index, a.findings);
   AddNotes(index, progress, &a);
+  AddInvisibleSymmetricNote(index, &a);
   return a;
 }
 

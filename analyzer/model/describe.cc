@@ -65,6 +65,13 @@ std::string OpLabel(const OpRef& op) {
          : op.algo == format::kAlgoCeUnicast ? " (CE, UC)"
                                              : " (CE)";
   }
+  if (op.symmetric) {  // NCCL 2.31+: the symmetric kernel NCCL ran
+    s += std::string(" (symmetric") +
+         (op.kernel_variant > format::kVariantOther
+              ? std::string(" ") + format::kKernelVariantNames[op.kernel_variant]
+              : std::string()) +
+         ")";
+  }
   s += " #" + std::to_string(op.index);
   if (op.p2p) s += (op.func == format::kFuncRecv ? " from " : " to ") + std::to_string(op.peer);
   // The tag is the caller's name for the op (a training step): the first
@@ -135,6 +142,8 @@ OpRef OpOf(const OpRecord& r) {
   op.peer = op.p2p ? r.root_or_peer : -1;
   op.user_tag = r.user_tag;
   op.copy_engine = r.is_copy_engine();
+  op.symmetric = r.is_symmetric();
+  op.kernel_variant = r.kernel_variant;
   op.algo = r.algo;
   return op;
 }
@@ -203,6 +212,22 @@ std::string FindingLead(const JobIndex& index, const Finding& f) {
       }
       std::string on = hosts.size() == 1 ? " (all on " + hosts.front() + ")"
                                          : " (on " + std::to_string(hosts.size()) + " hosts)";
+      // A symmetric kernel's phases (NCCL 2.31+): where inside it they are.
+      if (f.sym_phase == Finding::kSymPeersInFinalSync && f.never_started > 0) {
+        const size_t others = f.ranks.size() - static_cast<size_t>(f.never_started);
+        return who + More(static_cast<size_t>(f.never_started)) +
+               " never arrived at the final sync of " + op + " (still computing): the other " +
+               std::to_string(others) + (others == 1 ? " rank of " : " ranks of ") + comm +
+               " wait there with every channel in the final sync";
+      }
+      if (f.sym_phase == Finding::kSymAllComputing) {
+        return "all " + std::to_string(f.ranks.size()) + " ranks of " + comm + on +
+               " are stuck computing in " + op + " (no channel reached the final sync)";
+      }
+      if (f.sym_phase == Finding::kSymAllInFinalSync) {
+        return "all " + std::to_string(f.ranks.size()) + " ranks of " + comm + on +
+               " wait in the final sync of " + op + " and none finished";
+      }
       // The records single out the members that never started it on their
       // GPU: they lead, host first, and the others are counted.
       if (f.never_started > 0) {

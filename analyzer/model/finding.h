@@ -55,6 +55,10 @@ struct OpRef {
   // kAlgoCeMulticast / kAlgoCeUnicast): shown as "AllGather (CE, MC)".
   bool copy_engine = false;
   uint8_t algo = 0;
+  // A symmetric kernel (kFlagSymmetric, NCCL 2.31+) and its variant
+  // (format::KernelVariant): shown as "AllReduce (symmetric AGxLL_R)".
+  bool symmetric = false;
+  uint8_t kernel_variant = 0;
 };
 
 // One rank named by a finding, with what we know about it.
@@ -101,6 +105,19 @@ struct Finding {
   // all_stuck: how many members (the first of `ranks`) never started `op` on
   // their GPU while the others did; 0 when the records single out nobody.
   int32_t never_started = 0;
+  // all_stuck in a symmetric kernel with phase counters (NCCL 2.31+,
+  // KernelPhase): kSymPeersInFinalSync when some members have every channel
+  // in the final sync and the others (counted in never_started, first in
+  // `ranks`) never arrived there; kSymAllComputing when no member's channel
+  // reached the final sync; kSymAllInFinalSync when every member waits there.
+  enum SymPhase : uint8_t {
+    kSymUnknown = 0,
+    kSymPeersInFinalSync = 1,
+    kSymAllComputing = 2,
+    kSymAllInFinalSync = 3,
+    kSymAllInInitialSync = 4
+  };
+  uint8_t sym_phase = kSymUnknown;
   uint64_t waiting_since_wall_ns = 0;
   // comm_aborted: ops not done when its members finalized it, when the last
   // of them did, the group that took over (ncclCommShrink, inferred from

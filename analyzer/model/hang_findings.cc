@@ -120,6 +120,10 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
   // them), so otherwise no rank is named and the ranks stay in rank order.
   uint64_t net_bytes = 0, last_progress = 0, first_start = UINT64_MAX, last_start = 0;
   int32_t never_started = 0, no_gpu_times = 0;
+  // A symmetric kernel's phase counters (NCCL 2.31+, KernelPhase): members
+  // with every started channel in the final sync, computing, or still in the
+  // initial sync. `phased`: members whose record has phase events at all.
+  int32_t phased = 0, in_final = 0, computing = 0;
   for (int32_t rank : op.waiting) {
     const MemberRef& m = g.members[rank];
     const ProcessProgress& pp = ctx.progress.processes[m.process];
@@ -148,6 +152,17 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
       first_start = std::min(first_start, start);
       last_start = std::max(last_start, start);
     }
+    if (r.is_symmetric() && r.channels_started > 0 &&
+        (r.phase_compute_channels > 0 || r.phase_final_channels > 0 ||
+         r.state >= format::kOpRunning)) {
+      ++phased;
+      if (r.phase_final_channels >= r.channels_started) {
+        ++in_final;
+        n.late_ns = 1.0;  // sorts after the members that never arrived
+      } else if (r.phase_compute_channels > 0) {
+        ++computing;
+      }
+    }
     // A CE op's net_bytes are the bytes its batches gave the copy engines.
     if (!r.is_copy_engine()) net_bytes += r.net_bytes;
     last_progress = std::max(
@@ -156,19 +171,54 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
   }
   const int32_t members = static_cast<int32_t>(f.ranks.size());
   const int32_t timed = members - no_gpu_times;
-  const bool singled_out = never_started > 0 && never_started < timed;
+  // Symmetric kernel, every member's phases known: the members not in the
+  // final sync are the ones the others wait for there.
+  const bool sym =
+      phased == members && members > 0 && never_started == 0 && (in_final > 0 || computing > 0);
+  const bool sym_singled_out = sym && in_final > 0 && in_final < members;
+  if (sym_singled_out) never_started = members - in_final;
+  const bool singled_out = !sym && never_started > 0 && never_started < timed;
   std::stable_sort(f.ranks.begin(), f.ranks.end(), [](const RankNote& a, const RankNote& b) {
     const bool a_never = a.late_ns < 0, b_never = b.late_ns < 0;
     if (a_never != b_never) return a_never;
     return a.rank < b.rank;
   });
+  if (sym_singled_out) {  // the members that never reached the final sync lead
+    std::stable_sort(f.ranks.begin(), f.ranks.end(), [](const RankNote& a, const RankNote& b) {
+      const bool a_final = a.late_ns > 0, b_final = b.late_ns > 0;
+      if (a_final != b_final) return b_final;
+      return a.rank < b.rank;
+    });
+  }
   f.summary = op.exchange ? "all " + std::to_string(members) + " ranks of " + CommLabel(g) +
                                 " in the Send/Recv exchange of " + OpLabel(op.op) +
                                 " are inside it and none finished"
                           : "all " + std::to_string(members) + " ranks of " + CommLabel(g) +
                                 " are inside " + OpLabel(op.op) + " and none finished";
   f.summary += " (not a laggard problem); ";
-  if (singled_out) {
+  if (sym_singled_out) {
+    f.never_started = never_started;
+    f.sym_phase = Finding::kSymPeersInFinalSync;
+    const RankNote& first = f.ranks.front();
+    f.summary += "in the symmetric kernel, every channel of " + std::to_string(in_final) +
+                 " of them is in the final sync, waiting for " + std::to_string(never_started) +
+                 " that never arrived there (still computing), first " +
+                 RankLabel(ctx.index, first.rank, first.process) +
+                 ": a peer never arrived; its GPU is the one to look at";
+  } else if (sym && in_final == members) {
+    f.sym_phase = Finding::kSymAllInFinalSync;
+    f.summary +=
+        "in the symmetric kernel every member has every channel in the final sync, "
+        "so the records single out no rank";
+  } else if (sym && in_final == 0 && computing > 0) {
+    f.sym_phase = Finding::kSymAllComputing;
+    f.summary +=
+        "in the symmetric kernel no member's channel reached the final sync: stuck "
+        "computing on every rank (" +
+        std::to_string(computing) + " of them computing" +
+        (computing < members ? ", the others still in the initial sync" : "") +
+        "), so the records single out no rank";
+  } else if (singled_out) {
     f.never_started = never_started;
     const RankNote& first = f.ranks.front();
     f.summary += std::to_string(never_started) + " of them never started it on the GPU while " +

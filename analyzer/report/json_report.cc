@@ -80,6 +80,12 @@ json OpJson(const OpRef& op) {
     j["copy_engine"] = true;
     j["algo"] = format::AlgoName(op.algo);
   }
+  if (op.symmetric) {  // NCCL 2.31+: a symmetric kernel and its variant
+    j["symmetric"] = true;
+    j["kernel_variant"] = op.kernel_variant < format::kNumKernelVariants
+                              ? format::kKernelVariantNames[op.kernel_variant]
+                              : "other";
+  }
   return j;
 }
 
@@ -127,6 +133,10 @@ json FindingJson(const ReportInput& in, const Finding& f) {
   }
   if (f.waiting > 0) {
     j["waiting"] = f.waiting;
+    // all_stuck in a symmetric kernel: where inside it (docs/report-schema.md).
+    static const char* const kSymPhases[] = {"", "peers_in_final_sync", "all_computing",
+                                             "all_in_final_sync", "all_in_initial_sync"};
+    if (f.sym_phase != 0 && f.sym_phase < 5) j["kernel_phase"] = kSymPhases[f.sym_phase];
     j["waiting_since"] = analysis::IsoTime(f.waiting_since_wall_ns);
   }
   const NextStep next = NextStepFor(index, f);

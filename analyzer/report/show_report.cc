@@ -340,6 +340,21 @@ void PrintDrops(const ProcessSnapshot& s, std::string* out) {
   if (!text.empty()) *out += Format("  WARNING: events were dropped: %s\n", text.c_str());
 }
 
+// NCCL's ncclProfile* bit names, lowest bit first (docs/plugin.md).
+std::string MaskNames(uint32_t mask) {
+  static const char* const kBits[] = {"Group",     "Coll",      "P2p",      "ProxyOp",
+                                      "ProxyStep", "ProxyCtrl", "KernelCh", "NetPlugin",
+                                      "GroupApi",  "CollApi",   "P2pApi",   "KernelLaunch",
+                                      "CeColl",    "CeSync",    "CeBatch",  "KernelPhase"};
+  std::string text;
+  for (uint32_t i = 0; i < 32; ++i) {
+    if ((mask & (1u << i)) == 0) continue;
+    if (!text.empty()) text += " ";
+    text += i < sizeof(kBits) / sizeof(kBits[0]) ? kBits[i] : Format("bit%u", i);
+  }
+  return text;
+}
+
 void PrintRecords(const CommSnapshot& c, int64_t limit, std::string* out) {
   size_t first = FirstShown(c.records.size(), limit);
   if (first == c.records.size()) return;
@@ -349,7 +364,13 @@ void PrintRecords(const CommSnapshot& c, int64_t limit, std::string* out) {
   for (size_t i = first; i < c.records.size(); ++i) {
     const OpRecord& r = c.records[i];
     std::string seq = r.is_p2p() ? "-" : std::to_string(r.nccl_seq);
-    std::string algo = Format("%s/%s", format::AlgoName(r.algo), format::ProtoName(r.proto));
+    // A symmetric kernel (NCCL 2.31+) has no protocol: its variant is shown.
+    const unsigned variant =
+        r.kernel_variant < format::kNumKernelVariants ? r.kernel_variant : 1u;  // 1: "other"
+    std::string algo = r.is_symmetric()
+                           ? Format("%s/%s", format::AlgoName(r.algo),
+                                    variant != 0 ? format::kKernelVariantNames[variant] : "-")
+                           : Format("%s/%s", format::AlgoName(r.algo), format::ProtoName(r.proto));
     std::string peer = Format("%s%d", r.is_p2p() ? "p" : "r", r.root_or_peer);
     // "-": the record has no API-level datatype (no CollApi/P2pApi event, or an older file).
     const char* api_type =
@@ -372,6 +393,12 @@ void PrintComms(const ProcessSnapshot& s, int64_t limit, std::string* out) {
                    "  capacity %" PRIu64 "  overwritten %" PRIu64 "  torn %" PRIu64 "\n",
                    c.region_index, Hex(c.comm_id, 16).c_str(), c.name.c_str(), c.rank, c.nranks,
                    RegionStateName(c.state), c.head, c.capacity, c.overwritten, c.torn);
+    if (c.event_mask != 0) {  // format 1.5: the mask the plugin asked NCCL for
+      *out += Format("    event mask 0x%x: %s%s\n", c.event_mask, MaskNames(c.event_mask).c_str(),
+                     (c.flags & format::kRegionMaskOverridden) != 0
+                         ? "  (overridden: NCCL delivered events outside it, RAS)"
+                         : "");
+    }
     std::string drops = DropSummary(c.drops.data(), kRegionDrops);
     if (!drops.empty())
       *out += Format("    WARNING: drops in this communicator: %s\n", drops.c_str());

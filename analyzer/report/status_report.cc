@@ -198,6 +198,28 @@ bool StatusHasTrouble(const LiveStatus& status) {
   return false;
 }
 
+// The activation mask(s) the process's comms recorded with (format 1.5:
+// RegionDesc::event_mask, docs/plugin.md), and whether NCCL overrode one.
+std::string MaskText(const ProcessSnapshot& p) {
+  std::vector<uint32_t> masks;
+  bool overridden = false;
+  for (const CommSnapshot& c : p.comms) {
+    if (c.event_mask == 0) continue;
+    if (std::find(masks.begin(), masks.end(), c.event_mask) == masks.end()) {
+      masks.push_back(c.event_mask);
+    }
+    overridden = overridden || (c.flags & format::kRegionMaskOverridden) != 0;
+  }
+  if (masks.empty()) return "";
+  std::string text = " | mask";
+  for (uint32_t m : masks) {
+    char buf[16];
+    snprintf(buf, sizeof(buf), " 0x%x", m);
+    text += buf;
+  }
+  return overridden ? text + " (overridden by NCCL)" : text;
+}
+
 std::string StatusText(const LiveStatus& status, const StatusOptions& options) {
   std::string out = "flightrec status  " + analysis::IsoTime(status.now_wall_ns) +
                     "  (stalled after " + Age(options.stalled_after_ns) + ", rates over " +
@@ -231,6 +253,7 @@ std::string StatusText(const LiveStatus& status, const StatusOptions& options) {
       }
       if (s.dropped != 0) line += " | dropped " + std::to_string(s.dropped);
       if (s.torn != 0) line += " | torn " + std::to_string(s.torn);
+      line += MaskText(p);
       out += line + "\n";
     }
   }

@@ -43,6 +43,8 @@ uint64_t TypeBit(Ev t) {
       return abi::kProfileCeSync;
     case Ev::kCeBatch:
       return abi::kProfileCeBatch;
+    case Ev::kKernelPhase:
+      return abi::kProfileKernelPhase;
   }
   return 0;
 }
@@ -147,6 +149,14 @@ void FillColl(C* c, const EventDesc& d, const Release& r) {
   if constexpr (V >= 7) {
     c->kernelVariant = "Default";
     c->userTag = r.user_tag;
+    if (d.is_sym) {  // src/plugin/profiler.cc, ncclProfilerStartTaskEvents
+      static const char kEmpty[] = "";
+      const char* u = d.kernel_variant != nullptr ? strchr(d.kernel_variant, '_') : nullptr;
+      c->isSymColl = 1;
+      c->kernelVariant = d.kernel_variant;
+      c->algo = u != nullptr ? u + 1 : d.kernel_variant;
+      c->proto = kEmpty;
+    }
   }
 }
 
@@ -260,12 +270,15 @@ bool ProfilerShim::Delivers(Ev type) const {
     case Ev::kCeSync:
     case Ev::kCeBatch:
       return api_ >= 6 && native_ >= 6;
+    case Ev::kKernelPhase:  // NCCL's v5/v6 shims drop phases
+      return api_ >= 7 && native_ >= 7;
     default:
       return true;
   }
 }
 
 bool ProfilerShim::ForwardsState(int s) const {
+  if (s == abi::kKernelPhaseStop) return api_ >= 7 && native_ >= 7;  // v5/v6 shims drop it
   if (s >= abi::kGroupStartApiStop && s <= abi::kGroupEndApiStart) return api_ >= 5 && native_ >= 5;
   if (api_ <= 3) {  // nccl.md §Shims: only ProxyCtrl states and ProxyStep states 8-12
     return (s >= abi::kProxyStepSendGPUWait && s <= abi::kProxyCtrlAppendEnd);
@@ -308,6 +321,16 @@ bool ProfilerShim::Describe(const EventDesc& d, typename Api<V>::Descr* out) con
       return false;
     } else {
       FillCe<V>(out, d, r);
+    }
+  } else if (d.type == Ev::kKernelPhase) {
+    if constexpr (V < 7) {
+      return false;
+    } else {
+      static const char* const kPhaseNames[] = {"initial_sync", "compute", "final_sync"};
+      out->kernelPhase.channelId = d.channel_id;
+      out->kernelPhase.phaseId = d.phase_id;
+      out->kernelPhase.phaseName = kPhaseNames[d.phase_id < 3 ? d.phase_id : 0];
+      out->kernelPhase.pTimer = d.ptimer;
     }
   } else if (d.type == Ev::kColl) {
     FillColl<V>(&out->coll, d, r);
@@ -389,7 +412,7 @@ void ProfilerShim::Record(void* handle, int state, const StateArgs& a) const {
   }
   abi::StateArgsV4 args;
   std::memset(&args, 0, sizeof(args));
-  if (state == abi::kKernelChStop) {
+  if (state == abi::kKernelChStop || state == abi::kKernelPhaseStop) {
     args.kernelCh.pTimer = a.ptimer;
   } else if (state == abi::kProxyCtrlAppendEnd) {
     args.proxyCtrl.appendedProxyOps = a.appended_proxy_ops;

@@ -52,6 +52,7 @@ enum class Ev {
   kCeColl,  // v6+: copy-engine collectives (docs/design/nccl.md §Copy-engine collectives)
   kCeSync,
   kCeBatch,
+  kKernelPhase,  // v7: a symmetric kernel's phase (docs/design/nccl.md §Symmetric kernels)
 };
 
 // Version-neutral event (the newest API's view). Enum-coded fields use
@@ -87,6 +88,11 @@ struct EventDesc {
   int n_ranks = 0;           // CeSync
   int num_ops = 0;           // CeBatch
   uint64_t total_bytes = 0;  // CeBatch
+  // v7: a symmetric kernel's Coll (isSymColl, kernelVariant as NCCL names it,
+  // e.g. "AllReduce_AGxLL_R"); KernelPhase's phaseId (channel_id, ptimer above).
+  bool is_sym = false;
+  const char* kernel_variant = nullptr;
+  uint8_t phase_id = 0;
   // v1-v3 descriptors name the comm; NCCL >= 2.27 leaves these NULL/0.
   uint64_t comm_hash = 0;
   const char* comm_name = nullptr;

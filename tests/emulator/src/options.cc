@@ -67,11 +67,11 @@ bool FaultKindFromName(const std::string& name, FaultKind* kind) {
   static const struct {
     const char* name;
     FaultKind kind;
-  } kKinds[] = {{"stuck", FaultKind::kStuck},       {"skip", FaultKind::kSkip},
-                {"kill", FaultKind::kKill},         {"mismatch", FaultKind::kMismatch},
-                {"gpu-hang", FaultKind::kGpuHang},  {"slow", FaultKind::kSlow},
-                {"pause", FaultKind::kPause},       {"gpu-slow", FaultKind::kGpuSlow},
-                {"slow-link", FaultKind::kSlowLink}};
+  } kKinds[] = {{"stuck", FaultKind::kStuck},        {"skip", FaultKind::kSkip},
+                {"kill", FaultKind::kKill},          {"mismatch", FaultKind::kMismatch},
+                {"gpu-hang", FaultKind::kGpuHang},   {"slow", FaultKind::kSlow},
+                {"pause", FaultKind::kPause},        {"gpu-slow", FaultKind::kGpuSlow},
+                {"slow-link", FaultKind::kSlowLink}, {"sym-compute", FaultKind::kSymCompute}};
   for (const auto& k : kKinds) {
     if (name == k.name) {
       *kind = k.kind;
@@ -121,6 +121,18 @@ bool Validate(Options* o, std::string* error) {
     *error = "--ce needs --nccl-version 2.29 or newer (CE profiler events exist from 2.29.2)";
     return false;
   }
+  if (o->ras_mask_op >= 0 && !o->nccl_version.AtLeast(2, 31)) {
+    *error = "--ras-mask needs --nccl-version 2.31 or newer (ncclProfilerSetRasOverride)";
+    return false;
+  }
+  if (o->sym && !o->on_hang.empty()) {
+    *error = "--sym does not combine with --on-hang";
+    return false;
+  }
+  if (o->sym && o->graph_replays > 0) {
+    *error = "--sym does not combine with --graph-replays";
+    return false;
+  }
   if (o->ce && o->graph_replays > 0) {
     *error = "--ce does not combine with --graph-replays";
     return false;
@@ -137,7 +149,8 @@ bool Validate(Options* o, std::string* error) {
     }
   }
   for (const Fault& f : o->faults) {
-    if (f.kind != FaultKind::kSlowLink && (f.rank < 0 || f.rank >= o->ranks)) {
+    const bool any_rank = f.kind == FaultKind::kSymCompute && f.rank == -1;  // every rank
+    if (f.kind != FaultKind::kSlowLink && !any_rank && (f.rank < 0 || f.rank >= o->ranks)) {
       *error = "--fault: rank " + std::to_string(f.rank) + " is not in 0.." +
                std::to_string(o->ranks - 1);
       return false;
@@ -179,7 +192,7 @@ bool ParseFault(const std::string& spec, Fault* out, std::string* error) {
   if (parts.empty() || !FaultKindFromName(parts[0], &f.kind)) {
     *error = "--fault '" + spec +
              "': unknown kind "
-             "(stuck|skip|kill|mismatch|gpu-hang|slow|pause|gpu-slow|slow-link)";
+             "(stuck|skip|kill|mismatch|gpu-hang|slow|pause|gpu-slow|slow-link|sym-compute)";
     return false;
   }
   for (size_t i = 1; i < parts.size(); ++i) {
@@ -212,9 +225,10 @@ bool ParseFault(const std::string& spec, Fault* out, std::string* error) {
       f.kind == FaultKind::kSlow || f.kind == FaultKind::kGpuSlow || f.kind == FaultKind::kSlowLink;
   const bool needs_op = !from_op;
   const bool needs_us = from_op || f.kind == FaultKind::kPause;
-  const bool needs_rank = f.kind != FaultKind::kSlowLink;
+  // sym-compute: rank=R optional (every rank when not given).
+  const bool needs_rank = f.kind != FaultKind::kSlowLink && f.kind != FaultKind::kSymCompute;
   if (from_op && f.op < 0) f.op = 0;
-  if (!needs_rank && f.rank >= 0) {
+  if (f.kind == FaultKind::kSlowLink && f.rank >= 0) {
     *error = "--fault '" + spec + "': slow-link holds for every rank (no rank=R)";
     return false;
   }
@@ -266,6 +280,10 @@ bool ParseOptions(const std::vector<std::string>& args, Options* o, std::string*
       o->no_cuda = true;
       continue;
     }
+    if (key == "--sym") {
+      o->sym = true;
+      continue;
+    }
     if (key == "--nonblocking-init") {
       o->nonblocking_init = true;
       continue;
@@ -307,6 +325,13 @@ bool ParseOptions(const std::vector<std::string>& args, Options* o, std::string*
       Fault f;
       if (!ParseFault(v, &f, error)) return false;
       o->faults.push_back(f);
+    } else if (key == "--ras-mask") {
+      const size_t colon = v.find(':');
+      int64_t mask = 0;
+      ok = colon != std::string::npos && ToInt64(v.substr(0, colon), &o->ras_mask_op) &&
+           o->ras_mask_op >= 0 && ToInt64(v.substr(colon + 1), &mask) && mask >= 0 &&
+           mask <= 0x7fffffff;
+      o->ras_mask = static_cast<int>(mask);
     } else if (key == "--on-hang") {
       ok = v == "abort" || v == "revoke" || v == "shrink";
       if (ok) o->on_hang = v;
@@ -383,7 +408,10 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
                         outside NCCL before op N), and from op N on (every op without op=N):
                         slow:rank=R:us=X[:op=N] (X us on the host before each op),
                         gpu-slow:rank=R:us=X[:op=N] (its GPU stream starts each launch X us late),
-                        slow-link:us=X[:op=N] (every launch's transfer X us longer, all ranks)
+                        slow-link:us=X[:op=N] (every launch's transfer X us longer, all ranks),
+                        sym-compute:op=N[:rank=R] (with --sym: op N's symmetric kernel never
+                        leaves its compute phase on rank R, or on every rank; the others wait
+                        in the final sync)
                         (repeatable)
   --on-hang abort|revoke|shrink
                         a framework watchdog in every rank: once an op has been in flight
@@ -399,6 +427,11 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
                         a fake CUDA driver (libcuda.so.1) completes the plugin's events
   --no-cuda             with --ce: no CUDA driver in the rank processes
   --nonblocking-init    ncclConfig_t.blocking=0: each comm inits on a thread of its own
+  --sym                 the TP AllReduce (op % 8 == 0, TP comm on one node) runs as a
+                        symmetric kernel (AllReduce_AGxLL_R): up to 2.30 no Coll/KernelCh and
+                        seqNumber not advanced; 2.31+ Coll with isSymColl, KernelCh and
+                        KernelPhase (initial_sync, compute, final_sync) from a profiler thread
+  --ras-mask N:MASK     before op N, RAS overrides the activation mask with MASK (2.31+)
   --hang-timeout-s S    kill all ranks after S seconds without progress [60]
   --until-dumps N       kill all ranks once N dump files exist in the dump dir
   --mark-op N           record when each rank enqueues op N (summary: mark_op_wall_ns)

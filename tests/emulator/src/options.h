@@ -26,7 +26,8 @@ enum class FaultKind {
   kSlow,
   kPause,
   kGpuSlow,
-  kSlowLink
+  kSlowLink,
+  kSymCompute  // symmetric.h: a symmetric kernel never leaves its compute phase
 };
 // kDatatypeSameBytes: another datatype with the count scaled so the call's
 // byte size stays the same (ApplyMismatch).
@@ -97,6 +98,14 @@ struct Options {
   // the fake CUDA driver (the plugin's fallback, kFlagNoCompletion).
   bool ce = false;
   bool no_cuda = false;
+  // --sym: the TP AllReduce (op % 8 == 0, single-node TP comm) runs as a
+  // symmetric kernel (symmetric.h): invisible up to NCCL 2.30, Coll with
+  // isSymColl + KernelCh + KernelPhase from a profiler thread from 2.31.
+  bool sym = false;
+  // --ras-mask N:MASK: before op N, RAS overrides NCCL's activation mask
+  // job-wide with MASK (ncclProfilerSetRasOverride, NCCL 2.31+).
+  int64_t ras_mask_op = -1;
+  int ras_mask = 0;
   // Set only in rank processes (the launcher adds them).
   int rank = -1;
   std::string coord_path;

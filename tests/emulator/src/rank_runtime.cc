@@ -9,6 +9,7 @@
 
 #include "emulator/src/ce_coll.h"
 #include "emulator/src/nccl_logger.h"
+#include "emulator/src/symmetric.h"
 #include "plugin/nccl/profiler_abi.h"
 
 namespace flightrec {
@@ -223,6 +224,8 @@ void RankRuntime::EmitPlanTask(const Op& op, CommState* c, int mask,
   int kind = static_cast<int>(info.kind);
   for (size_t k = 0; k < launch->tasks.size(); ++k) {
     Task* t = launch->tasks[k].get();
+    // symmetric.h: up to 2.30 a symmetric task emits nothing, seqNumber stays.
+    if (t->sym && !SymmetricVisible(opts_.nccl_version)) continue;
     const Call& call = t->call;
     bool coll = IsColl(call);
     void* api = k < api_handles.size() ? api_handles[k] : nullptr;
@@ -242,6 +245,11 @@ void RankRuntime::EmitPlanTask(const Op& op, CommState* c, int mask,
       d.peer = call.peer;
       d.seq = seq;
       d.n_channels = static_cast<uint8_t>(call.channels.size());
+      if (t->sym) {  // symmetric.h: the head task carries the plan's channels with KernelCh
+        d.is_sym = true;
+        d.kernel_variant = kSymAllReduceVariant;
+        if ((t->mask & (abi::kProfileKernelCh | abi::kProfileKernelPhase)) == 0) d.n_channels = 0;
+      }
       d.n_warps = call.n_warps;
       d.algo = call.algo;
       d.proto = call.proto;
@@ -266,7 +274,11 @@ void RankRuntime::EmitPlanTask(const Op& op, CommState* c, int mask,
     if (coll && advance) c->seq.Advance(call.func);
   }
   for (auto& t : launch->tasks) {
-    if (s != nullptr && post) Post(c, t);  // proxy ops posted before the task stops
+    if (s != nullptr && post && t->sym) {
+      if (t->handle != nullptr) PostSym(c, t);  // symmetric.h: the profiler thread reports it
+    } else if (s != nullptr && post) {
+      Post(c, t);  // proxy ops posted before the task stops
+    }
   }
   for (auto& t : launch->tasks) {
     if (s != nullptr && t->handle != nullptr) s->Stop(t->handle);
@@ -323,6 +335,7 @@ std::shared_ptr<Launch> RankRuntime::MakeLaunch(const Op& visible, const std::ve
   launch->op = i;
   launch->gpu_hang = opts_.FindFault(FaultKind::kGpuHang, opts_.rank, i) != nullptr;
   launch->tasks = MakeTasks(visible, order, c->info, mask);
+  MarkSymmetric(launch.get(), *c, i);
   return launch;
 }
 
@@ -358,6 +371,7 @@ void RankRuntime::RunOp(int64_t i) {
     ApplyMismatch(f->field, &op);
   }
   CommState* c = &comms_[static_cast<int>(op.comm)];
+  ApplyRasOverride(i);
   // nccl.md §Activation mask: the mask in effect when the API call is made applies to the task.
   int mask = __atomic_load_n(&mask_, __ATOMIC_RELAXED);
   if (IsCeOp(opts_, i, c->info)) {  // --ce: a copy-engine AllGather (ce_coll.h)
@@ -449,6 +463,7 @@ int RankRuntime::Run() {
   RankSlot* slot = coord_->rank(opts_.rank);
   __atomic_store_n(&slot->pid, static_cast<int64_t>(getpid()), __ATOMIC_RELEASE);
   LoadFakeCuda(opts_);  // as NCCL has the driver loaded before any comm init
+  SymSetup();
   // nccl.md §Loading: init runs per comm, on the user thread or, grouped, on NCCL's
   // async-job threads concurrently; each comm's proxy starts after its init.
   if (opts_.nonblocking_init) {
@@ -461,6 +476,7 @@ int RankRuntime::Run() {
     for (auto& c : comms_) InitComm(&c);
   }
   for (auto& c : comms_) c.proxy = std::thread([this, &c] { ProxyLoop(&c); });
+  StartSymProfilers();
   stream_ = std::thread([this] { StreamLoop(); });
   __atomic_store_n(&slot->state, kRankRunning, __ATOMIC_RELEASE);
   StartFrameworkWatchdog();
@@ -479,6 +495,7 @@ int RankRuntime::Run() {
   }
   stream_cv_.notify_all();
   stream_.join();
+  StopSymProfilers();
   for (auto& c : comms_) {
     {
       std::lock_guard<std::mutex> lock(c.mu);
@@ -491,8 +508,7 @@ int RankRuntime::Run() {
   // last one dlcloses the plugin.
   for (int k = kCommsPerRank - 1; k >= 0; --k) DestroyComm(&comms_[k]);
   FinishLifecycle();
-  __atomic_store_n(&slot->state, LifecycleEnded() ? kRankAborted : kRankFinished,
-                   __ATOMIC_RELEASE);
+  __atomic_store_n(&slot->state, LifecycleEnded() ? kRankAborted : kRankFinished, __ATOMIC_RELEASE);
   return 0;
 }
 
@@ -541,6 +557,10 @@ void RankRuntime::ExecuteLaunch(const Launch& l) {
   }
   if (l.p2p) {
     ExecuteP2pLaunch(l);
+    return;
+  }
+  if (!l.tasks.empty() && l.tasks[0]->sym) {
+    ExecuteSymLaunch(l);
     return;
   }
   coord_->Publish(l.comm_global, coord_->reached(l.comm_global, l.my_member), target);

@@ -52,6 +52,17 @@ class RankRuntime {
   // --ce: op i as a copy-engine collective (ce_coll.cc).
   void RunCeOp(const Op& op, CommState* c, int mask, int64_t i);
   void ApplyBeforeOpFaults(int64_t i);
+  // --sym, --ras-mask (symmetric.cc).
+  void SymSetup();
+  void MarkSymmetric(Launch* l, const CommState& c, int64_t i) const;
+  void StartSymProfilers();
+  void StopSymProfilers();
+  void PostSym(CommState* c, std::shared_ptr<Task> t);
+  void NotifySym(CommState* c);
+  bool SymReport(CommState* c, Task* t);
+  void SymProfilerLoop(CommState* c);
+  void ExecuteSymLaunch(const Launch& l);
+  void ApplyRasOverride(int64_t i);
   // How a plan's Coll events advance seqNumber (docs/design/nccl.md §Sequence numbers and
   // identity).
   enum class SeqRule { kEager, kPersistent };
@@ -138,10 +149,10 @@ class RankRuntime {
   // Lifecycle state, under stream_mu_ (lifecycle.cc).
   std::thread fw_watchdog_;
   bool fw_stop_ = false;
-  bool user_waiting_ = false;  // the user thread is parked in WaitInFlight
-  bool ending_ = false;        // the watchdog is ending the comms: stay parked
-  bool ended_ = false;         // the framework gave up on the comms
-  bool aborted_ = false;       // ended for good (abort/revoke): the rank stops
+  bool user_waiting_ = false;          // the user thread is parked in WaitInFlight
+  bool ending_ = false;                // the watchdog is ending the comms: stay parked
+  bool ended_ = false;                 // the framework gave up on the comms
+  bool aborted_ = false;               // ended for good (abort/revoke): the rank stops
   std::unique_ptr<CommState> shrunk_;  // the comm ncclCommShrink made (local kCommsPerRank)
 };
 

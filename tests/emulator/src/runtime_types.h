@@ -42,6 +42,13 @@ struct Task {
   // --pxn: per proxy op, 1 when the partner's proxy reports it (nccl.md §PXN); this
   // process's plugin then sees nothing of that op.
   std::vector<char> pxn;
+  // --sym (symmetric.h): a symmetric kernel. The GPU stream thread moves
+  // sym_phase through the kernel's phases; the comm's profiler thread
+  // reports them (sym_emitted, phase_handles: its own).
+  bool sym = false;
+  std::atomic<int> sym_phase{-1};
+  int sym_emitted = -1;
+  std::vector<void*> phase_handles;
 };
 
 constexpr int kStepsPerOp = 2;
@@ -74,17 +81,20 @@ struct Launch {
   std::vector<std::shared_ptr<Task>> tasks;
 };
 
+struct SymProfiler;  // symmetric.h
+
 struct CommState {
   CommInfo info;
   const ProfilerShim* shim = nullptr;  // nullptr: no plugin for this comm
   bool acquired = false;               // holds a loader reference
   void* ctx = nullptr;
   SeqCounters seq;
-  uint64_t launches = 0;      // every launch (coord enqueued counter)
-  uint64_t coll_tasks = 0;    // collective tasks launched: pair by order
-  uint64_t p2p_launches = 0;  // Send/Recv launches: pair per peer
-  uint32_t ce_seq = 0;        // comm->ceColl.ceSeqNum (+2 per CE op, ce_coll.h)
-  bool ce_flag = false;       // the CE complete-pointer flag, toggled per CE op
+  uint64_t launches = 0;                      // every launch (coord enqueued counter)
+  uint64_t coll_tasks = 0;                    // collective tasks launched: pair by order
+  uint64_t p2p_launches = 0;                  // Send/Recv launches: pair per peer
+  uint32_t ce_seq = 0;                        // comm->ceColl.ceSeqNum (+2 per CE op, ce_coll.h)
+  bool ce_flag = false;                       // the CE complete-pointer flag, toggled per CE op
+  std::shared_ptr<SymProfiler> sym_profiler;  // --sym, NCCL 2.31+ (symmetric.h)
   // Proxy thread ("NCCL Progress") of this comm.
   std::thread proxy;
   std::mutex mu;
