@@ -48,6 +48,12 @@ run_ctest() {  # run_ctest DIR [ctest args...]: failing test names are kept for 
   local log="$dir/ctest-summary.log" rc=0
   ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600 "$@" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
+  # Where the stage's minutes go: its ten longest tests (ctest's own timings).
+  if [[ -f $dir/Testing/Temporary/CTestCostData.txt ]]; then
+    echo "slowest tests in $dir:"
+    sed '/^---$/,$d' "$dir/Testing/Temporary/CTestCostData.txt" | sort -k3 -g -r | head -10 |
+      awk '{printf "  %7.1f s  %s\n", $3, $1}'  # $3: ctest's running mean of the test's time
+  fi
   if ((rc != 0)); then
     while IFS= read -r line; do failed_tests+=("$(basename "$dir"): $line"); done < <(
       sed -n '/The following tests FAILED:/,$p' "$log" | grep -E '^[[:space:]]+[0-9]+ - ' |
