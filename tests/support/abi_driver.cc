@@ -159,5 +159,35 @@ void AbiDriver::CompleteOp(const PendingOp& op) {
   }
 }
 
+void AbiDriver::CompleteKernels(const PendingOp& op) {
+  for (uint8_t ch = 0; ch < op.channels; ++ch) {
+    void* k = nullptr;
+    shim_->Start(op.context, &k, KernelChDesc(op, ch));
+    if (k == nullptr) continue;
+    emu::StateArgs a;
+    a.ptimer = op.gpu_end;
+    shim_->Record(k, abi::kKernelChStop, a);
+    shim_->Stop(k);
+  }
+}
+
+void AbiDriver::CompleteProxyOps(const PendingOp& op) {
+  for (uint8_t ch = 0; ch < op.channels; ++ch) {
+    emu::EventDesc p;
+    p.type = emu::Ev::kProxyOp;
+    p.parent = op.handle;
+    p.pid = static_cast<int>(getpid());
+    p.channel_id = ch;
+    p.is_send = 1;
+    p.n_steps = 4;
+    p.chunk_size = 1 << 17;
+    void* h = nullptr;
+    shim_->Start(op.context, &h, p);
+    if (h == nullptr) continue;
+    shim_->Record(h, abi::kProxyOpInProgressV4, {});
+    shim_->Stop(h);
+  }
+}
+
 }  // namespace rel
 }  // namespace flightrec

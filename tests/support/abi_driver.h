@@ -58,6 +58,11 @@ class AbiDriver {
   void CompleteOp(const PendingOp& op);
   // Proxy thread: only the starts (the op stays running, e.g. to look stuck).
   void StartKernels(const PendingOp& op);
+  // NCCL 2.31 splits CompleteOp over two threads (docs/design/nccl.md
+  // §NCCL 2.31): the profiler thread's KernelCh start, KernelChStop and stop
+  // for every channel, and the proxy thread's ProxyOp start and stop.
+  void CompleteKernels(const PendingOp& op);
+  void CompleteProxyOps(const PendingOp& op);
 
  private:
   void* lib_ = nullptr;
