@@ -78,7 +78,8 @@ class CeCollectives : public ::testing::Test {
 };
 
 // The finding's op is the CE AllGather #51 of comm tp1, shown as such.
-void ExpectCeOp(const nlohmann::json& f, const AnalyzeRun& run) {
+// `in_summary`: the finding's summary names the op with its label.
+void ExpectCeOp(const nlohmann::json& f, const AnalyzeRun& run, bool in_summary = true) {
   ASSERT_TRUE(f["op"].is_object()) << Describe(run);
   EXPECT_EQ(f["op"].value("func", ""), "AllGather") << Describe(run);
   EXPECT_EQ(f["op"].value("index", -1), kCeIndex) << Describe(run);
@@ -86,7 +87,9 @@ void ExpectCeOp(const nlohmann::json& f, const AnalyzeRun& run) {
   const std::string algo = f["op"].value("algo", "");
   EXPECT_TRUE(algo == "CE_MC" || algo == "CE_UC") << algo;
   EXPECT_EQ(f["comm"].value("name", ""), "tp1") << Describe(run);
-  EXPECT_NE(f.value("summary", "").find("AllGather (CE, "), std::string::npos) << Describe(run);
+  if (in_summary) {
+    EXPECT_NE(f.value("summary", "").find("AllGather (CE, "), std::string::npos) << Describe(run);
+  }
 }
 
 // The lagging_rank finding about the CE op on tp1, or null.
@@ -159,6 +162,25 @@ TEST_F(CeCollectives, GpuHangInsideACeOpIsStuckOnTheGpu) {
   const std::string summary = top.value("summary", "");
   EXPECT_NE(summary.find("every one started it on the GPU"), std::string::npos) << summary;
   EXPECT_EQ(summary.find("network moved"), std::string::npos) << summary;
+}
+
+// A rank that calls one CE AllGather with another count: a mismatch on the
+// CE op, the rank alone named (the job completes: the emulated copies pair
+// by order, as NCCL's do).
+TEST_F(CeCollectives, CountMismatchOnACeAllGather) {
+  EmuJob job = Run("ce-mismatch",
+                   Base(kCeOp + 24, "--fault mismatch:rank=" + std::to_string(kFaultRank) +
+                                        ":op=" + std::to_string(kCeOp) + ":field=count") +
+                       " --hang-timeout-s " + testing::ScaledSecondsText(20),
+                   0);
+  AnalyzeRun run = Analyze(job);
+  EXPECT_EQ(run.report.value("verdict", ""), "desync") << Describe(run);
+  EXPECT_EQ(CulpritWorldRanks(run.report), std::vector<int>{kFaultRank}) << Describe(run);
+  ASSERT_FALSE(run.report["findings"].empty()) << Describe(run);
+  const auto& top = run.report["findings"][0];
+  EXPECT_EQ(top.value("kind", ""), "mismatch") << Describe(run);
+  ExpectCeOp(top, run, /*in_summary=*/false);
+  EXPECT_NE(Describe(run).find("AllGather (CE, "), std::string::npos) << Describe(run);
 }
 
 // (d) No CUDA driver in the processes (--no-cuda): CE ops carry
