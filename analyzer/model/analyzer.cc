@@ -236,9 +236,18 @@ void AddNotes(const JobIndex& index, const JobProgress& progress, Analysis* a) {
 // NCCL 2.27-2.30 run symmetric-kernel collectives without any profiler event
 // and without advancing seqNumber (docs/design/nccl.md §Symmetric kernels):
 // a job that stopped inside one leaves every recorded op done. When the
-// records show no hang and a process ran such a release, say so.
+// records show no hang although someone asked for a dump (a trigger or a
+// request: the job was thought hung) and a process ran such a release, say
+// so: the gap fits an invisible symmetric collective.
 void AddInvisibleSymmetricNote(const JobIndex& index, Analysis* a) {
   if (a->verdict != Verdict::kHealthy) return;
+  const bool suspected =
+      std::any_of(index.processes().begin(), index.processes().end(), [](const ProcessSnapshot& p) {
+        return p.is_dump &&
+               (p.dump_reason == format::kDumpTrigger || p.dump_reason == format::kDumpRequest ||
+                p.dump_reason == format::kDumpTimeout);
+      });
+  if (!suspected) return;
   std::string release;
   for (const ProcessSnapshot& p : index.processes()) {
     int major = 0, minor = 0;

@@ -179,12 +179,11 @@ TEST_F(Symmetric, VisibleFrom231InvisibleUpTo230) {
   AnalyzeRun r230 = Analyze(v230);
   EXPECT_EQ(r231.report.value("verdict", ""), "healthy") << Describe(r231);
   EXPECT_EQ(r230.report.value("verdict", ""), "healthy") << Describe(r230);
-  EXPECT_NE(r230.report["notes"].dump().find("reports no symmetric-kernel collectives"),
+  // A finished job nobody suspected of hanging gets no caveat (the note on
+  // triggered dumps is in analyzer_model_test).
+  EXPECT_EQ(r230.report["notes"].dump().find("reports no symmetric-kernel collectives"),
             std::string::npos)
       << Describe(r230);
-  EXPECT_EQ(r231.report["notes"].dump().find("reports no symmetric-kernel collectives"),
-            std::string::npos)
-      << Describe(r231);
   const std::string show = ShowRings(v231);
   EXPECT_NE(show.find("SYMK/AGxLL_R"), std::string::npos) << show.substr(0, 3000);
   EXPECT_NE(show.find("KernelPhase"), std::string::npos) << show.substr(0, 3000);

@@ -40,6 +40,33 @@ TEST_P(AnalyzerModelTest, HealthyRunHasNoFindings) {
   EXPECT_EQ(analysis::ExitCodeFor(a.result), 0);
 }
 
+// NCCL 2.27-2.30 report no symmetric-kernel collectives (docs/design/nccl.md
+// §Symmetric kernels): when a job was thought hung (trigger dumps) but its
+// records show nothing pending, the analysis says what it cannot see; not
+// for 2.31+, and not for a job nobody suspected.
+TEST_P(AnalyzerModelTest, TriggeredDumpsWithNothingPendingOn230NameInvisibleSymmetricKernels) {
+  auto job = [](const char* version, uint32_t reason) {
+    std::vector<ProcessSnapshot> procs = MakeJob(JobSpec{});
+    for (ProcessSnapshot& p : procs) {
+      p.nccl_version = version;
+      p.is_dump = true;
+      p.dump_reason = reason;
+    }
+    return procs;
+  };
+  auto noted = [](const Analyzed& a) {
+    for (const std::string& n : a.result.notes) {
+      if (n.find("reports no symmetric-kernel collectives") != std::string::npos) return true;
+    }
+    return false;
+  };
+  Analyzed v230(job("2.30.7", format::kDumpTrigger));
+  EXPECT_EQ(v230.result.verdict, Verdict::kHealthy);
+  EXPECT_TRUE(noted(v230));
+  EXPECT_FALSE(noted(Analyzed(job("2.31.2", format::kDumpTrigger))));
+  EXPECT_FALSE(noted(Analyzed(job("2.30.7", format::kDumpExit))));
+}
+
 TEST_P(AnalyzerModelTest, StuckRankIsTheOnlyCulpritAndOutsideNccl) {
   JobSpec spec = Spec(Fault::kStuckBeforeOp);
   spec.op = 6;  // the TP AllReduce of step 2
