@@ -13,7 +13,6 @@
 #include <stdint.h>
 
 #include <atomic>
-#include <new>
 
 namespace {
 
@@ -35,6 +34,11 @@ struct Event {
 };
 
 Stream g_streams[kMaxStreams];
+// Events live in static storage (no heap: nothing for a leak checker to
+// report when the plugin that made them is unloaded).
+constexpr uint32_t kMaxEvents = 4096;
+Event g_events[kMaxEvents];
+std::atomic<uint32_t> g_events_made{0};
 
 // The counters of `s`, made on first use.
 Stream* Find(void* s) {
@@ -57,9 +61,9 @@ extern "C" {
 
 __attribute__((visibility("default"))) int cuEventCreate(void** event, unsigned /*flags*/) {
   if (event == nullptr) return kInvalidValue;
-  Event* e = new (std::nothrow) Event();
-  if (e == nullptr) return kOutOfMemory;
-  *event = e;
+  const uint32_t i = g_events_made.fetch_add(1, std::memory_order_relaxed);
+  if (i >= kMaxEvents) return kOutOfMemory;
+  *event = &g_events[i];
   return kSuccess;
 }
 
@@ -83,8 +87,8 @@ __attribute__((visibility("default"))) int cuEventQuery(void* event) {
 }
 
 __attribute__((visibility("default"))) int cuEventDestroy_v2(void* event) {
-  delete static_cast<Event*>(event);
-  return kSuccess;
+  // Static storage: an event is never reused, so a late query stays valid.
+  return event != nullptr ? kSuccess : kInvalidValue;
 }
 
 __attribute__((visibility("default"))) int cuEventDestroy(void* event) {
