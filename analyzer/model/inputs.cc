@@ -249,12 +249,77 @@ std::string MajorityJob(const std::vector<ProcessSnapshot>& snapshots) {
   return best;
 }
 
-// A PyTorch FR dump and flightrec files of the same process (the same
-// global rank: the rank in the process's widest communicator, which has as
-// many ranks as the FR dump's widest group): flightrec's records are the
-// evidence, the FR dump's Python frames are attached to them
+// The global ranks flightrec's files show in each communicator: comm id ->
+// (comm rank -> global rank), a process's global rank being its rank in its
+// widest communicator.
+using CommMembers = std::map<uint64_t, std::map<int32_t, int32_t>>;
+
+CommMembers MembersOf(const std::vector<ProcessSnapshot>& snapshots) {
+  CommMembers members;
+  for (const ProcessSnapshot& s : snapshots) {
+    const CommSnapshot* widest = s.pytorch_fr ? nullptr : WidestComm(s);
+    if (widest == nullptr) continue;
+    for (const CommSnapshot& c : s.comms) members[c.comm_id][c.rank] = widest->rank;
+  }
+  return members;
+}
+
+std::string RanksList(const std::vector<int64_t>& ranks) {
+  std::string s = "[";
+  for (size_t k = 0; k < ranks.size() && k < 16; ++k) {
+    s += (k ? ", " : "") + std::to_string(ranks[k]);
+  }
+  return s + (ranks.size() > 16 ? ", ...]" : "]");
+}
+
+// Whether an FR dump's process groups agree with a flightrec process's
+// communicators: each communicator of two ranks or more has a group of its
+// size in which the process holds the same position and that lists, at each
+// position, the global rank flightrec's files show there. A communicator
+// whose size no group of the dump has proves nothing either way (a comm
+// made outside PyTorch's process groups), nor does a group with no
+// communicator (one the plugin did not record). *why names the first
+// disagreement.
+bool SameGroups(const PytorchFrInfo& fr, const ProcessSnapshot& ours, const CommMembers& members,
+                std::string* why) {
+  static const std::map<int32_t, int32_t> kNone;
+  for (const CommSnapshot& c : ours.comms) {
+    if (c.nranks < 2) continue;
+    const auto m = members.find(c.comm_id);
+    const std::map<int32_t, int32_t>& seen = m == members.end() ? kNone : m->second;
+    bool sized = false, agrees = false;
+    for (const FrGroupInfo& g : fr.groups) {
+      if (!g.member || g.ranks.size() != static_cast<size_t>(c.nranks)) continue;
+      sized = true;
+      const auto at = std::find(g.ranks.begin(), g.ranks.end(), fr.global_rank);
+      if (at - g.ranks.begin() != c.rank) continue;
+      agrees = std::all_of(seen.begin(), seen.end(), [&g](const auto& rg) {
+        return rg.first >= 0 && static_cast<size_t>(rg.first) < g.ranks.size() &&
+               g.ranks[static_cast<size_t>(rg.first)] == rg.second;
+      });
+      if (agrees) break;
+    }
+    if (sized && !agrees) {
+      std::vector<int64_t> globals;
+      for (const auto& [rank, global] : seen) globals.push_back(global);
+      *why = ours.path + "'s communicator " + c.name + " (rank " + std::to_string(c.rank) + " of " +
+             std::to_string(c.nranks) + ", global ranks " + RanksList(globals) +
+             ") matches none of the dump's " + std::to_string(c.nranks) + "-rank process groups";
+      return false;
+    }
+  }
+  return true;
+}
+
+// A PyTorch FR dump and flightrec files of the same process: the same
+// global rank (the rank in the process's widest communicator, which has as
+// many ranks as the FR dump's widest group), and process groups that agree
+// with the process's communicators (SameGroups): flightrec's records are
+// the evidence, the FR dump's Python frames are attached to them
 // (docs/design/pytorch-fr.md "Mixed directories"). For each FR dump merged
-// so, the index of a flightrec file it was attached to, else SIZE_MAX.
+// so, the index of a flightrec file it was attached to, else SIZE_MAX; a
+// dump of a global rank whose groups disagree stays a process of its own,
+// with a warning saying why.
 std::vector<size_t> MergeFrDumps(std::vector<ProcessSnapshot>* snapshots) {
   std::vector<size_t> merged(snapshots->size(), SIZE_MAX);
   std::map<std::pair<int32_t, int32_t>, std::vector<size_t>> ours;  // (nranks, rank) -> files
@@ -263,18 +328,25 @@ std::vector<size_t> MergeFrDumps(std::vector<ProcessSnapshot>* snapshots) {
     const CommSnapshot* widest = s.pytorch_fr ? nullptr : WidestComm(s);
     if (widest != nullptr) ours[{widest->nranks, widest->rank}].push_back(i);
   }
-  for (size_t i = 0; i < snapshots->size() && !ours.empty(); ++i) {
+  if (ours.empty()) return merged;
+  const CommMembers members = MembersOf(*snapshots);
+  for (size_t i = 0; i < snapshots->size(); ++i) {
     ProcessSnapshot& fr = (*snapshots)[i];
     const bool fr_file = fr.pytorch_fr && fr.pytorch_fr->path == fr.path;
     const CommSnapshot* widest = fr_file ? WidestComm(fr) : nullptr;
     if (widest == nullptr) continue;
     auto it = ours.find({widest->nranks, static_cast<int32_t>(fr.pytorch_fr->global_rank)});
     if (it == ours.end()) continue;
+    std::string why;
     for (size_t k : it->second) {
-      if ((*snapshots)[k].job_id == fr.job_id) (*snapshots)[k].pytorch_fr = fr.pytorch_fr;
+      ProcessSnapshot& s = (*snapshots)[k];
+      if (s.job_id != fr.job_id || !SameGroups(*fr.pytorch_fr, s, members, &why)) continue;
+      s.pytorch_fr = fr.pytorch_fr;
+      if (merged[i] == SIZE_MAX) merged[i] = k;
     }
-    if ((*snapshots)[it->second.front()].pytorch_fr == fr.pytorch_fr) {
-      merged[i] = it->second.front();
+    if (merged[i] == SIZE_MAX && !why.empty()) {
+      fr.warnings.push_back("not taken as the same process as flightrec's files of global rank " +
+                            std::to_string(fr.pytorch_fr->global_rank) + ": " + why);
     }
   }
   return merged;

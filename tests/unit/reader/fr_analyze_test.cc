@@ -212,5 +212,65 @@ TEST(FrAnalyze, MixedDirectoriesUseOurRecordsAndAttachTheFrFrames) {
   EXPECT_EQ(in2.processes[static_cast<size_t>(a2.culprits[0].process)].pytorch_fr->global_rank, 2);
 }
 
+// A communicator of two ranks added to OurProcess(rank, ...): the pair
+// {rank, peer}, comm rank by global rank order, one id per pair.
+void AddPair(ProcessSnapshot* p, int rank, int peer) {
+  CommSnapshot c;
+  c.comm_id = 0x5000 + static_cast<uint64_t>(std::min(rank, peer));
+  c.name = "pair";
+  c.state = format::kRegionActive;
+  c.rank = rank < peer ? 0 : 1;
+  c.nranks = 2;
+  p->comms.push_back(c);
+}
+
+// Mixed matching uses the process groups: an FR dump joins the flightrec
+// process of its global rank only when its groups agree with that process's
+// communicators (members by global rank), else it stays a process of its own
+// and says why.
+TEST(FrAnalyze, MixedMatchingChecksProcessGroupMembership) {
+  const FrDumpBuilder fr = FrDumpBuilder(4, 2).Steps(6);  // tp {0,1} {2,3}, dp {0,2} {1,3}
+  for (const bool agree : {true, false}) {
+    SCOPED_TRACE(agree ? "the tp pairs" : "pairs {0,3} {1,2}");
+    std::vector<ProcessSnapshot> snaps;
+    for (int r = 0; r < 4; ++r) {
+      ProcessSnapshot ours = OurProcess(r, 4, 9, false);
+      AddPair(&ours, r, agree ? (r ^ 1) : 3 - r);
+      snaps.push_back(std::move(ours));
+      const std::vector<uint8_t> bytes = fr.Build(r);
+      ReadResult rr = fr::ReadFrBytes(bytes.data(), bytes.size(),
+                                      "/job/comm_lib_trace_rank_" + std::to_string(r));
+      ASSERT_TRUE(rr.ok) << rr.error;
+      snaps.push_back(std::move(rr.snapshot));
+    }
+    analysis::Inputs in = analysis::SelectSnapshots(std::move(snaps), {});
+    if (agree) {
+      ASSERT_EQ(in.processes.size(), 4u);
+      ASSERT_EQ(in.superseded.size(), 4u);
+      for (const ProcessSnapshot& p : in.processes) {
+        ASSERT_TRUE(p.pytorch_fr) << p.path;
+        EXPECT_EQ(p.pytorch_fr->global_rank, p.pid - 100);
+      }
+      continue;
+    }
+    ASSERT_EQ(in.processes.size(), 8u);
+    EXPECT_TRUE(in.superseded.empty());
+    size_t warned = 0;
+    for (const ProcessSnapshot& p : in.processes) {
+      if (!p.pytorch_fr) continue;
+      ASSERT_FALSE(p.warnings.empty()) << p.path;
+      const std::string& w = p.warnings.back();
+      EXPECT_NE(w.find("not taken as the same process as flightrec's files of global rank " +
+                       std::to_string(p.pytorch_fr->global_rank)),
+                std::string::npos)
+          << w;
+      EXPECT_NE(w.find("'s communicator pair (rank "), std::string::npos) << w;
+      EXPECT_NE(w.find("matches none of the dump's 2-rank process groups"), std::string::npos) << w;
+      ++warned;
+    }
+    EXPECT_EQ(warned, 4u);
+  }
+}
+
 }  // namespace
 }  // namespace flightrec
