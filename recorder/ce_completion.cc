@@ -90,6 +90,7 @@ bool CeCompletionInit(CeLogFn log) {
   if (ok) {
     g_record = record;
     g_query = query;
+    // Pairs with the acquire loads in CeArm / CeCompletionAvailable.
     __atomic_store_n(&g_available, 1u, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&g_init_mu);
@@ -107,7 +108,10 @@ bool CeCompletionInit(CeLogFn log) {
   return ok;
 }
 
-bool CeCompletionAvailable() { return __atomic_load_n(&g_available, __ATOMIC_ACQUIRE) != 0; }
+bool CeCompletionAvailable() {
+  // Pairs with the release store in CeCompletionInit.
+  return __atomic_load_n(&g_available, __ATOMIC_ACQUIRE) != 0;
+}
 
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work.
 int CeArm(uint64_t stream) {
@@ -119,7 +123,8 @@ int CeArm(uint64_t stream) {
     const uint32_t i = (first + k) % kCePoolSize;
     Entry& e = g_pool[i];
     uint32_t expect = kFree;
-    // Acquire: the watchdog's last use of the entry happened before it freed it.
+    // Pairs with the release stores of kFree (CePoll, CeAbandon): the last
+    // use of the entry happened before it was freed.
     if (!__atomic_compare_exchange_n(&e.state, &expect, uint32_t{kArmed}, false, __ATOMIC_ACQUIRE,
                                      __ATOMIC_RELAXED)) {
       continue;
@@ -128,6 +133,7 @@ int CeArm(uint64_t stream) {
     e.stream = stream;
     if (g_record(e.start_event, reinterpret_cast<void*>(static_cast<uintptr_t>(stream))) !=
         kCudaSuccess) {
+      // Pairs with the acquire exchange above (the next CeArm).
       __atomic_store_n(&e.state, uint32_t{kFree}, __ATOMIC_RELEASE);
       return kCeNoEntry;
     }
@@ -152,6 +158,7 @@ void CeBind(int entry, uint32_t region, uint32_t generation_low8, uint64_t seq) 
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work.
 void CeAbandon(int entry) {
   if (entry < 0 || static_cast<uint32_t>(entry) >= kCePoolSize) return;
+  // Pairs with the acquire exchange in CeArm.
   __atomic_store_n(&g_pool[entry].state, uint32_t{kFree}, __ATOMIC_RELEASE);
 }
 
@@ -163,12 +170,13 @@ void CeStop(uint32_t region, uint64_t seq) {
   StoreRelaxed(&g_open[region], 0u);
   Entry& e = g_pool[open - 1];
   // The entry is still this op's while it is kBound (only the user thread
-  // moves it on from there).
+  // moves it on from there). Pairs with the release store in CeBind.
   if (__atomic_load_n(&e.state, __ATOMIC_ACQUIRE) != kBound || e.seq != seq) return;
   if (g_record(e.stop_event, reinterpret_cast<void*>(static_cast<uintptr_t>(e.stream))) !=
       kCudaSuccess) {
     return;  // stays kBound: the start event still reports the op running
   }
+  // Pairs with the acquire load in CePoll: the stop event is recorded.
   __atomic_store_n(&e.state, uint32_t{kStopped}, __ATOMIC_RELEASE);
 }
 
@@ -183,7 +191,8 @@ void CePoll(uint64_t now) {
     CommRecorder* comm = LookupComm(e.region, e.generation);
     if (comm == nullptr) {  // the comm was finalized (or aborted) with the op open
       // A late CeStop of it finds the entry re-armed for another op (state
-      // or seq differ) and leaves it alone.
+      // or seq differ) and leaves it alone. Pairs with the acquire exchange
+      // in CeArm.
       __atomic_store_n(&e.state, uint32_t{kFree}, __ATOMIC_RELEASE);
       continue;
     }
@@ -205,6 +214,7 @@ void CePoll(uint64_t now) {
 
 uint32_t CeEntriesInUse() {
   uint32_t n = 0;
+  // Pairs with the release stores of state (test hook: a count only).
   for (const Entry& e : g_pool) n += __atomic_load_n(&e.state, __ATOMIC_ACQUIRE) != kFree ? 1 : 0;
   return n;
 }
@@ -212,6 +222,7 @@ uint32_t CeEntriesInUse() {
 void CeResetForTest() {
   pthread_mutex_lock(&g_init_mu);
   g_init_tried = false;
+  // Pairs with the acquire loads of g_available and state (test hook).
   __atomic_store_n(&g_available, 0u, __ATOMIC_RELEASE);
   for (Entry& e : g_pool) __atomic_store_n(&e.state, uint32_t{kFree}, __ATOMIC_RELEASE);
   for (uint32_t& o : g_open) StoreRelaxed(&o, 0u);
