@@ -2,7 +2,7 @@
 #ifndef FLIGHTREC_VERSION_H_
 #define FLIGHTREC_VERSION_H_
 
-#define FLIGHTREC_VERSION_STRING "0.1.0"
+#define FLIGHTREC_VERSION_STRING "0.2.0"
 
 namespace flightrec {
 constexpr const char* kVersion = FLIGHTREC_VERSION_STRING;
