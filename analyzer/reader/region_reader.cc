@@ -372,19 +372,17 @@ RegionOutcome ReadRegion(BoundedView image, const ImageLayout& layout, uint32_t 
 uint64_t ReadLiveSlots(const LiveFile& live, const ImageLayout& layout, uint32_t index,
                        uint64_t begin, uint64_t end, std::vector<LiveOp>* out,
                        uint64_t* bad_enums) {
-  return ReadLiveRange(live, layout, index, begin, end, out,
-                       [&](const Record& rec, uint64_t seq) {
-                         return ToLiveOp(rec, seq, layout, bad_enums);
-                       });
+  return ReadLiveRange(live, layout, index, begin, end, out, [&](const Record& rec, uint64_t seq) {
+    return ToLiveOp(rec, seq, layout, bad_enums);
+  });
 }
 
 uint64_t ReadLiveRecords(const LiveFile& live, const ImageLayout& layout, uint32_t index,
                          uint64_t begin, uint64_t end, std::vector<OpRecord>* out,
                          uint64_t* bad_enums) {
-  return ReadLiveRange(live, layout, index, begin, end, out,
-                       [&](const Record& rec, uint64_t seq) {
-                         return ToOpRecord(rec, seq, layout, bad_enums);
-                       });
+  return ReadLiveRange(live, layout, index, begin, end, out, [&](const Record& rec, uint64_t seq) {
+    return ToOpRecord(rec, seq, layout, bad_enums);
+  });
 }
 
 }  // namespace reader_internal
