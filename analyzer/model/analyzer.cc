@@ -55,6 +55,12 @@ void SortFindings(std::vector<Finding>* findings) {
     }
     if (a.kind != b.kind) return a.kind < b.kind;
     if (a.root_cause && Directness(a) != Directness(b)) return Directness(a) < Directness(b);
+    // Of two stragglers, the one the others waited for longest: a rank held
+    // up by the slow one arrives late on its other comms too, but by less.
+    if (a.kind == FindingKind::kStraggler && !a.ranks.empty() && !b.ranks.empty() &&
+        a.ranks.front().caused_wait_ns != b.ranks.front().caused_wait_ns) {
+      return a.ranks.front().caused_wait_ns > b.ranks.front().caused_wait_ns;
+    }
     // The most direct evidence first: the comm where fewest ranks lag.
     if (a.root_cause && a.ranks.size() != b.ranks.size()) return a.ranks.size() < b.ranks.size();
     if (a.group != b.group) return a.group < b.group;

@@ -231,10 +231,11 @@ void ExpectSameVerdict(const ThreeWays& t, const FaultJob& f) {
   if (f.kind == "slow") {
     // CPU-side times alone: a rank held up by the straggler (in a group with
     // it) can enqueue late in another group and be named a lesser
-    // straggler too. The straggler is named, and it made the others wait
-    // longest by far.
+    // straggler too. The straggler is named first, and it made the others
+    // wait longest by far.
     const std::vector<int> named = CulpritGlobalRanks(t.fr_only.report);
-    EXPECT_NE(std::find(named.begin(), named.end(), f.rank), named.end()) << Describe(t.fr_only);
+    ASSERT_FALSE(named.empty()) << Describe(t.fr_only);
+    EXPECT_EQ(named.front(), f.rank) << Describe(t.fr_only);
     std::map<int, double> caused;
     for (const auto& s : FindingsOf(t.fr_only.report, "straggler")) {
       for (size_t k = 0; k < s["processes"].size() && k < s["details"].size(); ++k) {
