@@ -69,7 +69,11 @@ void* InitContext(const InitRequest& req, int* event_mask) {
   id.api_version = req.api_version;
   // Every op reports completion only when KernelCh exists (v3+) and is asked
   // for; then the watchdog may judge an op stuck from its first op on.
-  const int mask = MaskToWrite(event_mask != nullptr ? *event_mask : 0, req.api_version);
+  // NCCL passes one process-global int to every init, and inits of several
+  // comms run concurrently (grouped or nonblocking init): our accesses to it
+  // are relaxed atomics (nothing is published through it).
+  const int mask = MaskToWrite(
+      event_mask != nullptr ? __atomic_load_n(event_mask, __ATOMIC_RELAXED) : 0, req.api_version);
   id.completion_tracked = req.api_version >= 3 && (mask & nccl_abi::kProfileKernelCh) != 0;
   id.event_mask = static_cast<uint32_t>(mask);  // RegionDesc::event_mask
   CommRecorder* comm = OpenComm(id, req.log);
@@ -80,7 +84,7 @@ void* InitContext(const InitRequest& req, int* event_mask) {
   if (EventMaskEnvInvalid()) WarnBadMaskOnce(req.log);
   // The mask is process-global and NCCL snapshots it per API call: writing
   // it at every init keeps our bits even if someone else wrote it since.
-  if (event_mask != nullptr) *event_mask = mask;
+  if (event_mask != nullptr) __atomic_store_n(event_mask, mask, __ATOMIC_RELAXED);
   NoteLiveMask(event_mask, req.api_version);
   return HandleToPtr(
       EncodeHandle(HandleKind::kContext, comm->generation_low8(), comm->region_index(), 0));
