@@ -20,6 +20,7 @@
 
 #include "analyzer/model/describe.h"
 #include "analyzer/model/detectors.h"
+#include "analyzer/model/parallel.h"
 #include "flightrec/record_format.h"
 
 namespace flightrec {
@@ -36,37 +37,109 @@ namespace {
 using Gaps = std::vector<std::vector<std::vector<double>>>;
 constexpr double kUnknownGap = -1.0;
 
-Gaps GapsOf(const JobIndex& index, uint64_t OpRecord::*field) {
-  Gaps gaps(index.processes().size());
+// Merging by cursors costs a pass over the cursors per record: for the
+// usual few regions per process; more go through runs merged pairwise.
+constexpr size_t kMaxCursorRegions = 8;
+
+// The gaps of one process (at most kMaxCursorRegions regions) whose regions
+// each hold their records in `field` order (the usual case: a region's
+// records are in op order), by a merge of the regions on (field, region,
+// record); false, with `gaps` partly written, at the first region found out
+// of order.
+bool MergeGaps(const std::vector<CommSnapshot>& comms, uint64_t OpRecord::*field,
+               std::vector<std::vector<double>>* gaps) {
+  const size_t n = comms.size();
+  const OpRecord* cur[kMaxCursorRegions];
+  const OpRecord* begin[kMaxCursorRegions];
+  const OpRecord* end[kMaxCursorRegions];
+  uint64_t head[kMaxCursorRegions];
+  for (size_t c = 0; c < n; ++c) {
+    begin[c] = comms[c].records.data();
+    end[c] = begin[c] + comms[c].records.size();
+    cur[c] = begin[c];
+    while (cur[c] != end[c] && (*cur[c]).*field == 0) ++cur[c];
+    head[c] = cur[c] != end[c] ? (*cur[c]).*field : 0;
+  }
+  uint64_t prev_end = 0;
+  for (;;) {
+    size_t best = n;
+    for (size_t c = 0; c < n; ++c) {
+      if (cur[c] != end[c] && (best == n || head[c] < head[best])) best = c;
+    }
+    if (best == n) return true;
+    const OpRecord& r = *cur[best];
+    const uint64_t at = head[best];
+    if (prev_end != 0) {
+      (*gaps)[best][static_cast<size_t>(cur[best] - begin[best])] =
+          at > prev_end ? static_cast<double>(at - prev_end) : 0.0;
+    }
+    prev_end = std::max(prev_end, r.state >= format::kOpDone ? r.gpu_end_ns : 0);
+    const OpRecord* next = cur[best] + 1;
+    while (next != end[best] && (*next).*field == 0) ++next;
+    cur[best] = next;
+    if (next != end[best]) {
+      head[best] = (*next).*field;
+      if (head[best] < at) return false;
+    }
+  }
+}
+
+// The gaps of one process's regions, `gaps` sized as its regions.
+void ProcessGaps(const std::vector<CommSnapshot>& comms, uint64_t OpRecord::*field,
+                 std::vector<std::vector<double>>* gaps) {
+  gaps->resize(comms.size());
+  for (size_t c = 0; c < comms.size(); ++c) {
+    (*gaps)[c].assign(comms[c].records.size(), kUnknownGap);
+  }
+  if (comms.size() <= kMaxCursorRegions && MergeGaps(comms, field, gaps)) return;
   struct Entry {
     uint64_t at, end;
     uint32_t comm, rec;
   };
+  const auto by_at = [](const Entry& a, const Entry& b) { return a.at < b.at; };
   std::vector<Entry> entries;
-  for (size_t p = 0; p < index.processes().size(); ++p) {
-    const std::vector<CommSnapshot>& comms = index.processes()[p].comms;
-    gaps[p].resize(comms.size());
-    entries.clear();
-    for (size_t c = 0; c < comms.size(); ++c) {
-      gaps[p][c].assign(comms[c].records.size(), kUnknownGap);
-      for (size_t i = 0; i < comms[c].records.size(); ++i) {
-        const OpRecord& r = comms[c].records[i];
-        if (r.*field == 0) continue;
-        entries.push_back({r.*field, r.state >= format::kOpDone ? r.gpu_end_ns : 0,
-                           static_cast<uint32_t>(c), static_cast<uint32_t>(i)});
-      }
+  std::vector<size_t> runs(1, 0), next;
+  // One run per region, in time order (sorted here when its records are
+  // not), then the runs merged: the process's ops on (field, region,
+  // record), as MergeGaps takes them.
+  for (size_t c = 0; c < comms.size(); ++c) {
+    std::fill((*gaps)[c].begin(), (*gaps)[c].end(), kUnknownGap);
+    const size_t begin = entries.size();
+    bool ordered = true;
+    for (size_t i = 0; i < comms[c].records.size(); ++i) {
+      const OpRecord& r = comms[c].records[i];
+      if (r.*field == 0) continue;
+      ordered = ordered && (entries.size() == begin || entries.back().at <= r.*field);
+      entries.push_back({r.*field, r.state >= format::kOpDone ? r.gpu_end_ns : 0,
+                         static_cast<uint32_t>(c), static_cast<uint32_t>(i)});
     }
-    std::sort(entries.begin(), entries.end(),
-              [](const Entry& a, const Entry& b) { return a.at < b.at; });
-    uint64_t prev_end = 0;
-    for (const Entry& e : entries) {
-      if (prev_end != 0) {
-        gaps[p][e.comm][e.rec] = e.at > prev_end ? static_cast<double>(e.at - prev_end) : 0.0;
-      }
-      prev_end = std::max(prev_end, e.end);
+    if (!ordered) {
+      std::stable_sort(entries.begin() + static_cast<std::ptrdiff_t>(begin), entries.end(), by_at);
     }
+    if (entries.size() > begin) runs.push_back(entries.size());
   }
-  return gaps;
+  // Pairwise merges of neighbouring runs: log2(regions) passes.
+  while (runs.size() > 2) {
+    next.assign(1, 0);
+    for (size_t k = 0; k + 1 < runs.size(); k += 2) {
+      if (k + 2 < runs.size()) {
+        std::inplace_merge(entries.begin() + static_cast<std::ptrdiff_t>(runs[k]),
+                           entries.begin() + static_cast<std::ptrdiff_t>(runs[k + 1]),
+                           entries.begin() + static_cast<std::ptrdiff_t>(runs[k + 2]), by_at);
+        next.push_back(runs[k + 2]);
+      } else {
+        next.push_back(runs[k + 1]);
+      }
+    }
+    runs.swap(next);
+  }
+  uint64_t prev_end = 0;
+  for (const Entry& e : entries) {
+    if (prev_end != 0) {
+      (*gaps)[e.comm][e.rec] = e.at > prev_end ? static_cast<double>(e.at - prev_end) : 0.0;
+    }
+    prev_end = std::max(prev_end, e.end);
+  }
 }
 
 double Median(std::vector<double>* v) {
@@ -99,6 +172,19 @@ class GroupStragglers {
     }
     if (lo == UINT64_MAX || hi < lo) return;
     if (hi - lo + 1 > options_.window) lo = hi + 1 - options_.window;
+    base_.resize(n_);
+    host_gap_.resize(n_);
+    gpu_gap_.resize(n_);
+    for (size_t r = 0; r < n_; ++r) {
+      const MemberRef& m = g.members[r];
+      base_[r] = index_.Comm(m).records.data();
+      host_gap_[r] = host_gaps_[m.process][m.comm].data();
+      gpu_gap_[r] = gpu_gaps_[m.process][m.comm].data();
+    }
+    // Both passes read the same rows: kept from the first when they fit.
+    rows_.clear();
+    row_ok_.clear();
+    cache_rows_ = (hi - lo + 1) * n_ <= kMaxCachedRecords;
     offset_.assign(n_, 0.0);
     EstimateOffsets(lo, hi);
     MeasureLateness(lo, hi);
@@ -106,8 +192,32 @@ class GroupStragglers {
   }
 
  private:
+  // Row pointers kept between the two passes over a window, at most.
+  static constexpr uint64_t kMaxCachedRecords = uint64_t{1} << 20;
+
   // All members' records of index i, all done; false when any is missing.
-  bool Row(uint64_t i) {
+  // Rows are asked for in ascending i from lo, once per pass.
+  bool Row(uint64_t i, uint64_t lo) {
+    const size_t k = static_cast<size_t>(i - lo);
+    if (cache_rows_ && k < row_ok_.size()) {
+      if (!row_ok_[k]) return false;
+      row_.assign(rows_.begin() + static_cast<std::ptrdiff_t>(k * n_),
+                  rows_.begin() + static_cast<std::ptrdiff_t>((k + 1) * n_));
+      return true;
+    }
+    const bool ok = FindRow(i);
+    if (cache_rows_) {
+      row_ok_.push_back(ok);
+      if (ok) {
+        rows_.insert(rows_.end(), row_.begin(), row_.end());
+      } else {
+        rows_.resize(rows_.size() + n_, nullptr);
+      }
+    }
+    return ok;
+  }
+
+  bool FindRow(uint64_t i) {
     row_.assign(n_, nullptr);
     for (int32_t r = 0; r < static_cast<int32_t>(n_); ++r) {
       const OpRecord* rec = index_.FindColl(group_, r, i);
@@ -121,7 +231,7 @@ class GroupStragglers {
     std::vector<double> sum(n_, 0.0);
     uint64_t ops = 0;
     for (uint64_t i = lo; i <= hi; ++i) {
-      if (!Row(i)) continue;
+      if (!Row(i, lo)) continue;
       bool timed = true;
       for (const OpRecord* rec : row_) timed = timed && rec->gpu_end_ns != 0;
       if (!timed) continue;
@@ -164,16 +274,15 @@ class GroupStragglers {
     }
   }
 
-  double Gap(const Gaps& gaps, size_t r) const {
-    const MemberRef& m = index_.groups()[group_].members[r];
-    const OpRecord* base = index_.Comm(m).records.data();
-    return gaps[m.process][m.comm][static_cast<size_t>(row_[r] - base)];
+  // Member r's gap before its record in row_, from that member's gaps.
+  double Gap(const std::vector<const double*>& gaps, size_t r) const {
+    return gaps[r][row_[r] - base_[r]];
   }
 
   // How much longer than the median member this one took, from the end of
   // its previous op, to enqueue (host gaps) or to start on its GPU (GPU
   // gaps); +inf when a gap is unknown (no filter).
-  void GapLateness(const Gaps& gaps, std::vector<double>* late) {
+  void GapLateness(const std::vector<const double*>& gaps, std::vector<double>* late) {
     scratch_.clear();
     for (size_t r = 0; r < n_; ++r) {
       const double g = Gap(gaps, r);
@@ -199,11 +308,11 @@ class GroupStragglers {
     ops_ = 0;
     std::vector<double> by_enqueue(n_), by_gpu(n_), by_host_gap(n_), by_gpu_gap(n_), dur(n_);
     for (uint64_t i = lo; i <= hi; ++i) {
-      if (!Row(i)) continue;
+      if (!Row(i, lo)) continue;
       Lateness(&OpRecord::t_enqueue_ns, &by_enqueue);
       Lateness(&OpRecord::gpu_start_ns, &by_gpu);
-      GapLateness(host_gaps_, &by_host_gap);
-      GapLateness(gpu_gaps_, &by_gpu_gap);
+      GapLateness(host_gap_, &by_host_gap);
+      GapLateness(gpu_gap_, &by_gpu_gap);
       double total_dur = 0;
       size_t last = 0;
       for (size_t r = 0; r < n_; ++r) {
@@ -296,6 +405,12 @@ class GroupStragglers {
   const Gaps& gpu_gaps_;
   const size_t n_;
   std::vector<const OpRecord*> row_;
+  // Per member: its region's first record and its gaps (ProcessGaps).
+  std::vector<const OpRecord*> base_;
+  std::vector<const double*> host_gap_, gpu_gap_;
+  bool cache_rows_ = false;
+  std::vector<const OpRecord*> rows_;
+  std::vector<bool> row_ok_;
   std::vector<double> scratch_, offset_, late_sum_, cpu_sum_, wait_sum_;
   std::vector<std::vector<double>> lates_;
   std::vector<uint64_t> late_ops_, last_ops_, first_start_, last_end_;
@@ -335,12 +450,18 @@ Finding FindingOf(const JobIndex& index, const std::vector<StragglerMeasure>& gr
 
 std::vector<StragglerMeasure> MeasureStragglers(const JobIndex& index,
                                                 const StragglerOptions& options) {
-  const Gaps host_gaps = GapsOf(index, &OpRecord::t_enqueue_ns);
-  const Gaps gpu_gaps = GapsOf(index, &OpRecord::gpu_start_ns);
+  const size_t n = index.processes().size();
+  Gaps host_gaps(n), gpu_gaps(n);
+  ParallelFor(n, [&](size_t p) {
+    ProcessGaps(index.processes()[p].comms, &OpRecord::t_enqueue_ns, &host_gaps[p]);
+    ProcessGaps(index.processes()[p].comms, &OpRecord::gpu_start_ns, &gpu_gaps[p]);
+  });
+  std::vector<std::vector<StragglerMeasure>> by_group(index.groups().size());
+  ParallelFor(by_group.size(), [&](size_t g) {
+    GroupStragglers(index, static_cast<int32_t>(g), options, host_gaps, gpu_gaps).Run(&by_group[g]);
+  });
   std::vector<StragglerMeasure> out;
-  for (size_t g = 0; g < index.groups().size(); ++g) {
-    GroupStragglers(index, static_cast<int32_t>(g), options, host_gaps, gpu_gaps).Run(&out);
-  }
+  for (const std::vector<StragglerMeasure>& g : by_group) out.insert(out.end(), g.begin(), g.end());
   return out;
 }
 
