@@ -84,10 +84,13 @@ tsan() {
       run_ctest build-tsan -LE 'no_sanitizer|prometheus|browser'
 }
 
+# The harnesses only (target flightrec_fuzzers): the gcc stages build and
+# run everything else, fuzz_replay included. They fuzz two at a time.
 fuzz() {
-  CC=clang CXX=clang++ configure_build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DFLIGHTREC_FUZZ=ON -DFLIGHTREC_BUILD_TESTS=ON &&
-    bash scripts/fuzz.sh build-fuzz "${FLIGHTREC_FUZZ_SECONDS:-30}"
+  CC=clang CXX=clang++ cmake -S "$root" -B build-fuzz -G Ninja -DFLIGHTREC_WERROR=ON \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLIGHTREC_FUZZ=ON -DFLIGHTREC_BUILD_TESTS=ON >/dev/null &&
+    cmake --build build-fuzz -j "$jobs" --target flightrec_fuzzers &&
+    FLIGHTREC_FUZZ_JOBS="$jobs" bash scripts/fuzz.sh build-fuzz "${FLIGHTREC_FUZZ_SECONDS:-30}"
 }
 
 # aarch64 (Grace): Debian's cross compiler, the tests under qemu-user
