@@ -1,12 +1,14 @@
 #include "analyzer/report/status_report.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "analyzer/model/describe.h"
-#include "analyzer/report/op_json.h"
 #include "flightrec/record_names.h"
 
 namespace flightrec {
@@ -126,65 +128,264 @@ json RanksJson(const ProcessSnapshot& p) {
   return ranks;
 }
 
-json CommsJson(const ProcessSnapshot& p, const ProcessStatus& s) {
-  json comms = json::array();
+// Writes JSON as nlohmann's dump(2, ' ', false, replace) prints it (objects
+// with their keys in byte order, two spaces per level, numbers as it prints
+// them) without building the tree: the process list is most of a large
+// job's document. Callers give an object's keys in byte order.
+class Writer {
+ public:
+  explicit Writer(std::string* out) : out_(out) {}
+
+  void BeginObject() { Open('{'); }
+  void EndObject() { Close('}'); }
+  void BeginArray() { Open('['); }
+  void EndArray() { Close(']'); }
+  void Key(const char* key) {
+    Next();
+    *out_ += '"';
+    *out_ += key;
+    *out_ += "\": ";
+    after_key_ = true;
+  }
+
+  void Null() { Scalar("null"); }
+  void Bool(bool v) { Scalar(v ? "true" : "false"); }
+  void Int(int64_t v) { Scalar(std::to_string(v)); }
+  void Uint(uint64_t v) { Scalar(std::to_string(v)); }
+  void Double(double v) {
+    if (!std::isfinite(v)) return Scalar("null");
+    std::array<char, 64> buf;
+    char* end = nlohmann::detail::to_chars(buf.data(), buf.data() + buf.size(), v);
+    Scalar(buf.data(), static_cast<size_t>(end - buf.data()));
+  }
+  void String(const std::string& v) {
+    Value();
+    for (const char ch : v) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+        // Escapes and UTF-8 (invalid sequences replaced) as nlohmann does.
+        *out_ += json(v).dump(-1, ' ', false, json::error_handler_t::replace);
+        return;
+      }
+    }
+    *out_ += '"';
+    *out_ += v;
+    *out_ += '"';
+  }
+  // A subtree built as nlohmann::json (the small parts of the document).
+  void Tree(const json& v) {
+    Value();
+    const std::string text = v.dump(2, ' ', false, json::error_handler_t::replace);
+    const std::string indent = "\n" + std::string(2 * open_.size(), ' ');
+    for (const char c : text) {
+      if (c == '\n') {
+        *out_ += indent;
+      } else {
+        *out_ += c;
+      }
+    }
+  }
+
+ private:
+  void Open(char c) {
+    Value();
+    *out_ += c;
+    open_.push_back(0);
+  }
+  void Close(char c) {
+    const size_t n = open_.back();
+    open_.pop_back();
+    if (n != 0) {
+      *out_ += '\n';
+      out_->append(2 * open_.size(), ' ');
+    }
+    *out_ += c;
+  }
+  // Before an array element or an object key: its separator and indent.
+  void Next() {
+    if (open_.empty()) return;
+    *out_ += open_.back()++ == 0 ? "\n" : ",\n";
+    out_->append(2 * open_.size(), ' ');
+  }
+  void Value() {
+    if (after_key_) {
+      after_key_ = false;
+    } else {
+      Next();
+    }
+  }
+  void Scalar(const std::string& text) { Scalar(text.data(), text.size()); }
+  void Scalar(const char* text, size_t n) {
+    Value();
+    out_->append(text, n);
+  }
+
+  std::string* out_;
+  std::vector<size_t> open_;  // per open container: its elements so far
+  bool after_key_ = false;
+};
+
+// OpJson (json_report.cc) written out: the same keys and values.
+void WriteOp(const analysis::OpRef& op, Writer* w) {
+  if (!op.valid) return w->Null();
+  w->BeginObject();
+  if (op.copy_engine) {
+    w->Key("algo");
+    w->String(format::AlgoName(op.algo));
+    w->Key("copy_engine");
+    w->Bool(true);
+  }
+  w->Key("func");
+  w->String(format::FuncName(op.func));
+  w->Key("index");
+  w->Uint(op.index);
+  if (op.symmetric) {
+    w->Key("kernel_variant");
+    w->String(op.kernel_variant < format::kNumKernelVariants
+                  ? format::kKernelVariantNames[op.kernel_variant]
+                  : "other");
+  }
+  if (op.p2p) {
+    w->Key("peer");
+    w->Int(op.peer);
+  }
+  w->Key("seq");
+  if (op.seq == UINT64_MAX) {
+    w->Null();
+  } else {
+    w->Uint(op.seq);
+  }
+  if (op.symmetric) {
+    w->Key("symmetric");
+    w->Bool(true);
+  }
+  if (op.user_tag != 0) {
+    w->Key("user_tag");
+    w->Uint(op.user_tag);
+  }
+  w->EndObject();
+}
+
+void WriteRanks(const ProcessSnapshot& p, Writer* w) {
+  w->BeginArray();
+  for (const CommSnapshot& c : p.comms) {
+    w->BeginObject();
+    w->Key("comm");
+    w->String(analysis::HexId(c.comm_id));
+    w->Key("name");
+    w->String(c.name);
+    w->Key("rank");
+    w->Int(c.rank);
+    w->EndObject();
+  }
+  w->EndArray();
+}
+
+void WriteComms(const ProcessSnapshot& p, const ProcessStatus& s, Writer* w) {
+  w->BeginArray();
   for (size_t c = 0; c < p.comms.size() && c < s.comms.size(); ++c) {
     const CommSnapshot& comm = p.comms[c];
     const CommStatus& cs = s.comms[c];
-    json last = nullptr;
-    if (cs.last_done >= 0) {
-      last = {{"op", OpJson(analysis::OpOf(comm.records[cs.last_done]))},
-              {"time", analysis::IsoTime(cs.last_done_ns)}};
-    }
     const double span = cs.span_ns > 0 ? Secs(cs.span_ns) : 0;
-    comms.push_back({{"comm", analysis::HexId(comm.comm_id)},
-                     {"name", comm.name},
-                     {"rank", comm.rank},
-                     {"nranks", comm.nranks},
-                     {"tracked", cs.tracked},
-                     {"pending_ops", cs.pending},
-                     {"last_completed", last},
-                     {"ops_per_s", span > 0 ? static_cast<double>(cs.ops) / span : 0.0},
-                     {"bytes_per_s", span > 0 ? static_cast<double>(cs.bytes) / span : 0.0}});
+    w->BeginObject();
+    w->Key("bytes_per_s");
+    w->Double(span > 0 ? static_cast<double>(cs.bytes) / span : 0.0);
+    w->Key("comm");
+    w->String(analysis::HexId(comm.comm_id));
+    w->Key("last_completed");
+    if (cs.last_done >= 0) {
+      w->BeginObject();
+      w->Key("op");
+      WriteOp(analysis::OpOf(comm.records[cs.last_done]), w);
+      w->Key("time");
+      w->String(analysis::IsoTime(cs.last_done_ns));
+      w->EndObject();
+    } else {
+      w->Null();
+    }
+    w->Key("name");
+    w->String(comm.name);
+    w->Key("nranks");
+    w->Int(comm.nranks);
+    w->Key("ops_per_s");
+    w->Double(span > 0 ? static_cast<double>(cs.ops) / span : 0.0);
+    w->Key("pending_ops");
+    w->Uint(cs.pending);
+    w->Key("rank");
+    w->Int(comm.rank);
+    w->Key("tracked");
+    w->Bool(cs.tracked);
+    w->EndObject();
   }
-  return comms;
+  w->EndArray();
 }
 
-json ProcessJson(const JobStatus& job, size_t i) {
+void WriteProcess(const JobStatus& job, size_t i, Writer* w) {
   const ProcessSnapshot& p = job.processes[i];
   const ProcessStatus& s = job.status[i];
-  json pending = nullptr;
-  if (s.has_pending()) {
-    const CommSnapshot& c = p.comms[s.pending_comm];
-    const OpRecord& r = c.records[s.pending_record];
-    pending = {{"comm", analysis::HexId(c.comm_id)},
-               {"name", c.name},
-               {"op", OpJson(analysis::OpOf(r))},
-               {"age_s", Secs(s.pending_age_ns)},
-               {"where", r.state >= format::kOpRunning ? "gpu" : "enqueued"}};
-  }
   json drops = json::object();
   for (size_t k = 0; k < p.drops.size(); ++k) {
     if (p.drops[k] != 0) drops[format::kDropCauseNames[k]] = p.drops[k];
   }
-  return {{"job_id", job.job_id},
-          {"host", p.host},
-          {"pid", p.pid},
-          {"ranks", RanksJson(p)},
-          {"state", analysis::LiveStateName(s.state)},
-          {"path", p.path},
-          {"alive", s.alive},
-          {"heartbeat_age_s", s.has_heartbeat ? json(Secs(s.heartbeat_age_ns)) : json(nullptr)},
-          {"silent_s", Secs(s.silent_ns)},
-          {"dead_after_s", Secs(s.dead_after_ns)},
-          {"pending", pending},
-          {"pending_ops", s.pending_ops},
-          {"ops_per_s", s.ops_per_s},
-          {"bytes_per_s", s.bytes_per_s},
-          {"dropped", s.dropped},
-          {"drops_by_cause", drops},
-          {"torn", s.torn},
-          {"comms", CommsJson(p, s)}};
+  w->BeginObject();
+  w->Key("alive");
+  w->Bool(s.alive);
+  w->Key("bytes_per_s");
+  w->Double(s.bytes_per_s);
+  w->Key("comms");
+  WriteComms(p, s, w);
+  w->Key("dead_after_s");
+  w->Double(Secs(s.dead_after_ns));
+  w->Key("dropped");
+  w->Uint(s.dropped);
+  w->Key("drops_by_cause");
+  w->Tree(drops);
+  w->Key("heartbeat_age_s");
+  if (s.has_heartbeat) {
+    w->Double(Secs(s.heartbeat_age_ns));
+  } else {
+    w->Null();
+  }
+  w->Key("host");
+  w->String(p.host);
+  w->Key("job_id");
+  w->String(job.job_id);
+  w->Key("ops_per_s");
+  w->Double(s.ops_per_s);
+  w->Key("path");
+  w->String(p.path);
+  w->Key("pending");
+  if (s.has_pending()) {
+    const CommSnapshot& c = p.comms[s.pending_comm];
+    const OpRecord& r = c.records[s.pending_record];
+    w->BeginObject();
+    w->Key("age_s");
+    w->Double(Secs(s.pending_age_ns));
+    w->Key("comm");
+    w->String(analysis::HexId(c.comm_id));
+    w->Key("name");
+    w->String(c.name);
+    w->Key("op");
+    WriteOp(analysis::OpOf(r), w);
+    w->Key("where");
+    w->String(r.state >= format::kOpRunning ? "gpu" : "enqueued");
+    w->EndObject();
+  } else {
+    w->Null();
+  }
+  w->Key("pending_ops");
+  w->Uint(s.pending_ops);
+  w->Key("pid");
+  w->Int(p.pid);
+  w->Key("ranks");
+  WriteRanks(p, w);
+  w->Key("silent_s");
+  w->Double(Secs(s.silent_ns));
+  w->Key("state");
+  w->String(analysis::LiveStateName(s.state));
+  w->Key("torn");
+  w->Uint(s.torn);
+  w->EndObject();
 }
 
 }  // namespace
@@ -272,7 +473,7 @@ std::string StatusText(const LiveStatus& status, const StatusOptions& options) {
 }
 
 std::string StatusJson(const LiveStatus& status, const StatusOptions& options) {
-  json jobs = json::array(), processes = json::array();
+  json jobs = json::array();
   for (const JobStatus& job : status.jobs) {
     json counts = json::object();
     for (LiveState st :
@@ -306,7 +507,6 @@ std::string StatusJson(const LiveStatus& status, const StatusOptions& options) {
                     {"counts", counts},
                     {"summary", analysis::JobSummary(job)},
                     {"stragglers", stragglers}});
-    for (size_t i = 0; i < job.processes.size(); ++i) processes.push_back(ProcessJson(job, i));
   }
   json problems = json::array(), superseded = json::array();
   for (const analysis::RejectedInput& r : status.problems) {
@@ -315,18 +515,41 @@ std::string StatusJson(const LiveStatus& status, const StatusOptions& options) {
   for (const analysis::SupersededInput& s : status.superseded) {
     superseded.push_back({{"path", s.path}, {"by", s.by}, {"why", s.why}});
   }
-  const json out = {{"schema", kStatusSchema},
-                    {"time", analysis::IsoTime(status.now_wall_ns)},
-                    {"stalled_after_s", Secs(options.stalled_after_ns)},
-                    {"window_s", Secs(options.window_ns)},
-                    {"jobs", jobs},
-                    {"processes", processes},
-                    {"problems", problems},
-                    {"superseded", superseded},
-                    {"other_jobs", status.other_jobs},
-                    {"ignored_files", status.ignored_files}};
-  // Names come from files: replace invalid UTF-8 rather than throw.
-  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  // The schema of docs/status.md, keys in byte order; names come from
+  // files: invalid UTF-8 is replaced, never thrown on.
+  std::string out;
+  size_t processes = 0;
+  for (const JobStatus& job : status.jobs) processes += job.processes.size();
+  out.reserve(4096 * (processes + 1));
+  Writer w(&out);
+  w.BeginObject();
+  w.Key("ignored_files");
+  w.Tree(json(status.ignored_files));
+  w.Key("jobs");
+  w.Tree(jobs);
+  w.Key("other_jobs");
+  w.Tree(json(status.other_jobs));
+  w.Key("problems");
+  w.Tree(problems);
+  w.Key("processes");
+  w.BeginArray();
+  for (const JobStatus& job : status.jobs) {
+    for (size_t i = 0; i < job.processes.size(); ++i) WriteProcess(job, i, &w);
+  }
+  w.EndArray();
+  w.Key("schema");
+  w.String(kStatusSchema);
+  w.Key("stalled_after_s");
+  w.Double(Secs(options.stalled_after_ns));
+  w.Key("superseded");
+  w.Tree(superseded);
+  w.Key("time");
+  w.String(analysis::IsoTime(status.now_wall_ns));
+  w.Key("window_s");
+  w.Double(Secs(options.window_ns));
+  w.EndObject();
+  out += "\n";
+  return out;
 }
 
 }  // namespace report
