@@ -134,9 +134,11 @@ abi::Result StartEventV1Family(void* context, void** handle, Descr* d) {
 template <typename StateArgs>
 abi::Result RecordEventStateV1Family(void* handle, abi::EventState state, StateArgs* args) {
   if constexpr (std::is_same_v<StateArgs, abi::StateArgsV1>) {
-    RecordState(handle, state, StateValueV1(state, args));
+    RecordStateOf(handle, state,
+                  [args](abi::EventState recorded) { return StateValueV1(recorded, args); });
   } else {
-    RecordState(handle, state, StateValueV4(state, args));
+    RecordStateOf(handle, state,
+                  [args](abi::EventState recorded) { return StateValueV4(recorded, args); });
   }
   return abi::kSuccess;
 }

@@ -50,7 +50,8 @@ abi::Result InitV5Family(void** context, uint64_t comm_id, int* event_mask, cons
                           rank, log);
 }
 
-// Every start but KernelCh and the declined types: ops, API calls, network.
+// Every start but KernelCh, ProxyStep and the declined types: ops, API
+// calls, ProxyOps, copy-engine events.
 // Out of line: the op path's frame (descriptor, record image) stays out of
 // the entry point that also serves the eight KernelCh starts of a collective.
 template <typename Descr>
@@ -118,6 +119,10 @@ abi::Result StartEventV5Family(void* context, void** handle, Descr* d) {
     StartKernelCh(handle, d->parentObj, d->kernelCh.pTimer, true);
     return abi::kSuccess;
   }
+  if (type == abi::kProfileProxyStep) {  // 4+ per ProxyOp: a kind check, no call
+    *handle = StartProxyStep(d->parentObj);
+    return abi::kSuccess;
+  }
   if (IsDeclinedType(type)) {  // Group, GroupApi, KernelLaunch, ...
     if (FLIGHTREC_UNLIKELY((type & kSelfGatedDeclinedTypes) != 0)) NoteUnaskedEvent(context, type);
     return abi::kSuccess;
@@ -130,7 +135,8 @@ abi::Result StartEventV5Family(void* context, void** handle, Descr* d) {
 // (StateArgsV5 and later are StateArgsV4.)
 inline abi::Result RecordEventStateV5Family(void* handle, abi::EventState state,
                                             abi::StateArgsV4* args) {
-  RecordState(handle, state, StateValueV4(state, args));
+  RecordStateOf(handle, state,
+                [args](abi::EventState recorded) { return StateValueV4(recorded, args); });
   return abi::kSuccess;
 }
 

@@ -92,6 +92,11 @@ inline void StopEvent(void* handle);
 // `value`: KernelChStop -> GPU stop timer; SendWait/RecvFlushWait ->
 // transSize; otherwise 0 (the adapter never reads args for other states).
 inline void RecordState(void* handle, nccl_abi::EventState state, uint64_t value);
+// The same, with the value computed only for the states that record one:
+// `value_of(state)` (the adapter reads its state args there, and is then
+// called with a constant state, so the args switch folds away).
+template <typename ValueOf>
+inline void RecordStateOf(void* handle, nccl_abi::EventState state, ValueOf value_of);
 
 }  // namespace plugin
 }  // namespace flightrec

@@ -208,6 +208,15 @@ FLIGHTREC_HOT_INLINE void* StartProxyStep(void* parent) {
 FLIGHTREC_HOT_INLINE void StopEvent(void* handle) {
   if (handle == nullptr) return;
   const uint64_t h = HandleBits(handle);
+  // Most stops of a collective change nothing (8 KernelCh v4+, the
+  // ProxySteps): return before the switch below, whose calls make the entry
+  // point save registers.
+  constexpr uint64_t kNothingToStop = (uint64_t{1} << static_cast<int>(HandleKind::kContext)) |
+                                      (uint64_t{1} << static_cast<int>(HandleKind::kApi)) |
+                                      (uint64_t{1} << static_cast<int>(HandleKind::kKernelTimed)) |
+                                      (uint64_t{1} << static_cast<int>(HandleKind::kProxyStep)) |
+                                      (uint64_t{1} << static_cast<int>(HandleKind::kKernelPhase));
+  if (((kNothingToStop >> (h >> kKindShift)) & 1) != 0) return;  // kind: 4 bits
   CommRecorder* comm = nullptr;
   switch (HandleKindOf(h)) {
     case HandleKind::kOp:
@@ -234,7 +243,9 @@ FLIGHTREC_HOT_INLINE void StopEvent(void* handle) {
 }
 
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work.
-FLIGHTREC_HOT_INLINE void RecordState(void* handle, nccl_abi::EventState state, uint64_t value) {
+template <typename ValueOf>
+FLIGHTREC_HOT_INLINE void RecordStateOf(void* handle, nccl_abi::EventState state,
+                                        ValueOf value_of) {
   if (handle == nullptr) return;
   const uint64_t h = HandleBits(handle);
   CommRecorder* comm = nullptr;
@@ -243,7 +254,8 @@ FLIGHTREC_HOT_INLINE void RecordState(void* handle, nccl_abi::EventState state, 
   switch (state) {
     case nccl_abi::kKernelChStop:
       if (HasKind(h, HandleKind::kKernelTimed)) {
-        if ((comm = detail::LiveComm(h)) != nullptr) comm->KernelStop(HandlePayload(h), value);
+        if ((comm = detail::LiveComm(h)) != nullptr)
+          comm->KernelStop(HandlePayload(h), value_of(nccl_abi::kKernelChStop));
         return;
       }
       break;
@@ -253,7 +265,8 @@ FLIGHTREC_HOT_INLINE void RecordState(void* handle, nccl_abi::EventState state, 
     case nccl_abi::kProxyStepSendWait:
     case nccl_abi::kProxyStepRecvFlushWait:
       if (HasKind(h, HandleKind::kProxyStep)) {
-        if ((comm = detail::LiveComm(h)) != nullptr) comm->ProxyProgress(HandlePayload(h), value);
+        if ((comm = detail::LiveComm(h)) != nullptr)
+          comm->ProxyProgress(HandlePayload(h), value_of(state));
         return;
       }
       break;
@@ -261,6 +274,11 @@ FLIGHTREC_HOT_INLINE void RecordState(void* handle, nccl_abi::EventState state, 
       break;
   }
   if (FLIGHTREC_UNLIKELY(HandleKindOf(h) == HandleKind::kInvalid)) detail::CountForeign();
+}
+
+// Hot path: no lock, no allocation, no syscall, no exception, bounded work.
+FLIGHTREC_HOT_INLINE void RecordState(void* handle, nccl_abi::EventState state, uint64_t value) {
+  RecordStateOf(handle, state, [value](nccl_abi::EventState) { return value; });
 }
 
 }  // namespace plugin

@@ -63,6 +63,10 @@ class CommRecorder {
   uint32_t generation_low8() const;
   int32_t rank() const;
   bool finalized() const;
+  // kLiveKeyBit | generation_low8() while open, 0 once finalized: the one
+  // word rec::LookupComm tests.
+  static constexpr uint32_t kLiveKeyBit = 0x100;
+  uint32_t live_key() const;
 
   // Current time in CLOCK_MONOTONIC ns (cheap clock; see recorder/clock.h).
   static uint64_t NowNs();
@@ -154,6 +158,10 @@ class CommRecorder {
   uint32_t generation_low8_ = 0;  // relaxed atomic: OpenComm re-arms a reused object
   int32_t rank_ = -1;             // relaxed atomic (BindCommIdentity may set it)
   uint32_t finalized_ = 0;        // relaxed atomic; set by CloseComm
+  // What LookupComm compares a handle's generation against, in one load:
+  // kLiveKeyBit | generation_low8_ while the comm is open, 0 once CloseComm
+  // ran (relaxed atomic; written next to generation_low8_ and finalized_).
+  uint32_t live_key_ = 0;
   uint32_t identity_bound_ = 0;
   // GPU offset observations not yet added to the header (proxy thread).
   // Its own cache line: the launch thread writes api_next_ and api_.

@@ -66,6 +66,7 @@ inline uint32_t CommRecorder::generation_low8() const {
 }
 inline int32_t CommRecorder::rank() const { return rec::LoadRelaxed(&rank_); }
 inline bool CommRecorder::finalized() const { return rec::LoadRelaxed(&finalized_) != 0; }
+inline uint32_t CommRecorder::live_key() const { return rec::LoadRelaxed(&live_key_); }
 
 inline uint64_t CommRecorder::NowNs() { return rec::ClockNowNs(); }
 
@@ -75,7 +76,8 @@ FLIGHTREC_HOT_INLINE CommRecorder* rec::LookupComm(uint32_t region_index,
   // No g_hot_enabled test: a fork child empties the table (recorder.cc).
   // Pairs with the release stores in ProcessRecorder::OpenComm / Retire.
   CommRecorder* c = __atomic_load_n(&g_comm_table[region_index], __ATOMIC_ACQUIRE);
-  if (c == nullptr || c->generation_low8() != (generation_low8 & 0xffu) || c->finalized()) {
+  // One word holds both the generation and "not finalized" (live_key_).
+  if (c == nullptr || c->live_key() != (CommRecorder::kLiveKeyBit | (generation_low8 & 0xffu))) {
     return nullptr;
   }
   return c;

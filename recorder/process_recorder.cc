@@ -197,6 +197,8 @@ CommRecorder* ProcessRecorder::OpenComm(const CommIdentity& id, LogFn log) {
   rec::StoreRelaxed(&c->rank_, id.rank);
   c->identity_bound_ = id.from_init ? 1u : 0u;
   rec::StoreRelaxed(&c->finalized_, 0u);
+  rec::StoreRelaxed(&c->live_key_,
+                    CommRecorder::kLiveKeyBit | static_cast<uint32_t>(generation & 0xff));
   ++open_comms_;
   // Publishes the region. Pairs with the acquire load of state in the
   // watchdog scan and in readers of the file.
@@ -227,6 +229,7 @@ bool ProcessRecorder::Owns(const CommRecorder* c) const {
 bool ProcessRecorder::CloseComm(CommRecorder* c) {
   if (c->finalized()) return open_comms_ == 0;
   rec::StoreRelaxed(&c->finalized_, 1u);
+  rec::StoreRelaxed(&c->live_key_, 0u);  // new lookups of this comm miss
   format::RegionDesc* d = c->desc_;
   rec::StoreRelaxed(&d->finalize_mono_ns, rec::ClockNowNs());
   // NCCL calls finalize after its proxy thread joined and stops no open
