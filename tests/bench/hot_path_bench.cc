@@ -238,7 +238,11 @@ int main(int argc, char** argv) {
   using namespace flightrec::bench;
   DefaultEnv();
   std::string err;
-  if (!LoadPlugin(FLIGHTREC_PLUGIN_PATH, &g_plugins[kFlightrec], &err)) {
+  // FLIGHTREC_BENCH_PLUGIN: another build of the plugin (A/B of two builds
+  // against the same do-nothing plugin).
+  const char* plugin_path = getenv("FLIGHTREC_BENCH_PLUGIN");
+  if (plugin_path == nullptr || plugin_path[0] == '\0') plugin_path = FLIGHTREC_PLUGIN_PATH;
+  if (!LoadPlugin(plugin_path, &g_plugins[kFlightrec], &err)) {
     fprintf(stderr, "bench: %s\n", err.c_str());
     return 2;
   }
