@@ -17,6 +17,7 @@
 
 #include "flightrec/record_format.h"
 #include "support/files.h"
+#include "support/plugin_child.h"
 #include "support/ring_image.h"
 #include "unit/plugin/plugin_driver.h"
 
@@ -33,14 +34,6 @@ namespace {
 
 using testing::RingImage;
 
-#define CHILD_REQUIRE(cond, code)                                   \
-  do {                                                              \
-    if (!(cond)) {                                                  \
-      fprintf(stderr, "child: %s failed (code %d)\n", #cond, code); \
-      return code;                                                  \
-    }                                                               \
-  } while (0)
-
 constexpr uint32_t kCeSeq = 6;  // ceSeqNum of the first CE op (3 before it)
 constexpr uint64_t kCeBytes = 4096;
 constexpr uint64_t kUserTag = 77;
@@ -48,71 +41,18 @@ void* const kStream = reinterpret_cast<void*>(uintptr_t{0x7f0000005000});
 
 using StreamFn = void (*)(void*);
 
-class PluginCeTest : public ::testing::Test {
+class PluginCeTest : public testing::PluginChildTest {
  public:
-  void SetUp() override {
-    dir_ = testing::MakeTempDir("plugin-ce");
-    ASSERT_FALSE(dir_.empty());
-  }
-  void TearDown() override {
-    const std::string cmd = "rm -rf '" + dir_ + "'";
-    ASSERT_EQ(system(cmd.c_str()), 0);
-  }
+  PluginCeTest() : PluginChildTest("plugin-ce") {}
 
   // body(lib, fake_cuda) in a child; `cuda`: load the fake driver first.
   template <typename Body>
   int RunInChild(bool cuda, Body body) {
-    fflush(nullptr);
-    const pid_t pid = fork();
-    if (pid == 0) {
-      setenv("NCCL_FLIGHTREC_DIR", dir_.c_str(), 1);
-      setenv("NCCL_FLIGHTREC_DUMP_DIR", dir_.c_str(), 1);
-      setenv("NCCL_FLIGHTREC_RECORDS", "64", 1);
-      setenv("NCCL_FLIGHTREC_DUMP_ON_EXIT", "0", 1);
-      setenv("NCCL_FLIGHTREC_TRIGGER", "0", 1);
-      setenv("NCCL_FLIGHTREC_TIMEOUT_S", "3600", 1);
-      setenv("NCCL_FLIGHTREC_JOB_ID", "plugintest", 1);
-      setenv("NCCL_FLIGHTREC_ENABLE", "1", 1);
-      unsetenv("NCCL_FLIGHTREC_EVENT_MASK");
-      void* cuda_lib = nullptr;
-      if (cuda && (cuda_lib = dlopen(FLIGHTREC_FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL)) == nullptr) {
-        fprintf(stderr, "child: dlopen fake cuda: %s\n", dlerror());
-        _exit(91);
-      }
-      void* lib = dlopen(FLIGHTREC_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-      if (lib == nullptr) {
-        fprintf(stderr, "child: dlopen: %s\n", dlerror());
-        _exit(90);
-      }
-      const int code = body(lib, cuda_lib);
-      fflush(nullptr);
-      _exit(code);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid) return 99;
-    if (WIFSIGNALED(status)) return 100 + WTERMSIG(status);
-    return WEXITSTATUS(status);
+    return testing::RunPluginInChild(dir_, {}, cuda ? FLIGHTREC_FAKE_CUDA_PATH : nullptr, body);
   }
-
-  bool LoadRing(RingImage* ring, uint32_t* region) {
-    std::string error;
-    if (!ring->Load(dir_, &error)) {
-      ADD_FAILURE() << error;
-      return false;
-    }
-    const int used = ring->OnlyUsedRegion();
-    if (used < 0) ADD_FAILURE() << "expected exactly one claimed region";
-    *region = static_cast<uint32_t>(used);
-    return used >= 0;
-  }
-
-  std::string dir_;
+  using PluginChildTest::dir_;
+  using PluginChildTest::LoadRing;
 };
-
-template <int V>
-const typename Api<V>::Table* Table(void* lib) {
-  return static_cast<const typename Api<V>::Table*>(dlsym(lib, Api<V>::kSymbol));
-}
 
 // ncclLaunchCeColl's sequence for one AllGather of bfloat16 (the CollApi
 // event carries the user's type; CeColl bytes as ncclInt8). `between` runs

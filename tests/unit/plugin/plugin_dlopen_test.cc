@@ -19,6 +19,7 @@
 
 #include "flightrec/record_format.h"
 #include "support/files.h"
+#include "support/plugin_child.h"
 #include "support/ring_image.h"
 #include "unit/plugin/plugin_driver.h"
 
@@ -32,85 +33,23 @@ namespace {
 
 using testing::RingImage;
 
-using Env = std::vector<std::pair<std::string, std::string>>;
-
-// Child exit codes name the step that failed (printed by the child too).
-#define CHILD_REQUIRE(cond, code)                                   \
-  do {                                                              \
-    if (!(cond)) {                                                  \
-      fprintf(stderr, "child: %s failed (code %d)\n", #cond, code); \
-      return code;                                                  \
-    }                                                               \
-  } while (0)
+using Env = testing::PluginEnv;
 
 constexpr int kDefaultMask = abi::kProfileColl | abi::kProfileP2p | abi::kProfileKernelCh |
                              abi::kProfileCollApi | abi::kProfileP2pApi | abi::kProfileProxyOp;
 
-class PluginTest : public ::testing::Test {
+class PluginTest : public testing::PluginChildTest {
  protected:
-  void SetUp() override {
-    dir_ = testing::MakeTempDir("plugin");
-    ASSERT_FALSE(dir_.empty());
-  }
-  void TearDown() override {
-    const std::string cmd = "rm -rf '" + dir_ + "'";
-    ASSERT_EQ(system(cmd.c_str()), 0);
-  }
+  PluginTest() : PluginChildTest("plugin") {}
 
   // Runs body(lib) in a child with a fresh recorder; returns its exit code
   // (100 + signal number when it died).
   template <typename Body>
   int RunInChild(Body body, const Env& env = {}) {
-    fflush(nullptr);
-    const pid_t pid = fork();
-    if (pid == 0) {
-      const Env base = {{"NCCL_FLIGHTREC_DIR", dir_},
-                        {"NCCL_FLIGHTREC_DUMP_DIR", dir_},
-                        {"NCCL_FLIGHTREC_RECORDS", "64"},
-                        {"NCCL_FLIGHTREC_DUMP_ON_EXIT", "0"},
-                        {"NCCL_FLIGHTREC_TRIGGER", "0"},
-                        {"NCCL_FLIGHTREC_TIMEOUT_S", "3600"},
-                        {"NCCL_FLIGHTREC_JOB_ID", "plugintest"},
-                        {"NCCL_FLIGHTREC_ENABLE", "1"}};
-      unsetenv("NCCL_FLIGHTREC_EVENT_MASK");
-      unsetenv("NCCL_FLIGHTREC_NET_STEPS");
-      for (const auto& kv : base) setenv(kv.first.c_str(), kv.second.c_str(), 1);
-      for (const auto& kv : env) setenv(kv.first.c_str(), kv.second.c_str(), 1);
-      void* lib = dlopen(FLIGHTREC_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-      if (lib == nullptr) {
-        fprintf(stderr, "child: dlopen: %s\n", dlerror());
-        _exit(90);
-      }
-      const int code = body(lib);
-      fflush(nullptr);
-      _exit(code);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid) return 99;
-    if (WIFSIGNALED(status)) return 100 + WTERMSIG(status);
-    return WEXITSTATUS(status);
+    return testing::RunPluginInChild(dir_, env, nullptr,
+                                     [&](void* lib, void*) { return body(lib); });
   }
-
-  // Loads the ring the child left and names its one claimed region.
-  bool LoadRing(RingImage* ring, uint32_t* region) {
-    std::string error;
-    if (!ring->Load(dir_, &error)) {
-      ADD_FAILURE() << error;
-      return false;
-    }
-    const int used = ring->OnlyUsedRegion();
-    if (used < 0) ADD_FAILURE() << "expected exactly one claimed region";
-    *region = static_cast<uint32_t>(used);
-    return used >= 0;
-  }
-
-  std::string dir_;
 };
-
-template <int V>
-const typename Api<V>::Table* Table(void* lib) {
-  return static_cast<const typename Api<V>::Table*>(dlsym(lib, Api<V>::kSymbol));
-}
 
 // One AllReduce (API events, Coll, 2 KernelCh), then a Send (ProxyOp with
 // one network step) and a Recv (one KernelCh), as NCCL orders them.

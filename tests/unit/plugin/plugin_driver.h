@@ -4,6 +4,7 @@
 #ifndef FLIGHTREC_TESTS_UNIT_PLUGIN_PLUGIN_DRIVER_H_
 #define FLIGHTREC_TESTS_UNIT_PLUGIN_PLUGIN_DRIVER_H_
 
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -51,6 +52,12 @@ __attribute__((format(printf, 5, 6))) inline void TestLogger(int level, unsigned
 }
 
 using emu::Api;
+
+// The ncclProfiler_vV table of a dlopened plugin (nullptr when absent).
+template <int V>
+const typename Api<V>::Table* Table(void* lib) {
+  return static_cast<const typename Api<V>::Table*>(dlsym(lib, Api<V>::kSymbol));
+}
 
 // One ncclProfiler_vN table driven as NCCL 2.x of that version does, through
 // the shim's raw-descriptor mode: each event's descriptor is the shim's

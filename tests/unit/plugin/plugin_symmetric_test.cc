@@ -27,6 +27,7 @@
 #include "plugin/enum_map.h"
 #include "plugin/nccl/profiler_abi.h"
 #include "support/files.h"
+#include "support/plugin_child.h"
 #include "support/ring_image.h"
 
 #ifndef FLIGHTREC_PLUGIN_PATH
@@ -47,15 +48,7 @@ namespace {
 
 namespace abi = nccl_abi;
 using testing::RingImage;
-using Env = std::vector<std::pair<std::string, std::string>>;
-
-#define CHILD_REQUIRE(cond, code)                                   \
-  do {                                                              \
-    if (!(cond)) {                                                  \
-      fprintf(stderr, "child: %s failed (code %d)\n", #cond, code); \
-      return code;                                                  \
-    }                                                               \
-  } while (0)
+using Env = testing::PluginEnv;
 
 constexpr uint64_t kCommId = 0x5E11C0FFEEULL;
 constexpr int kRank = 1;
@@ -161,58 +154,22 @@ class V7 {
   void* ctx_ = nullptr;
 };
 
-class SymmetricPluginTest : public ::testing::Test {
+class SymmetricPluginTest : public testing::PluginChildTest {
  protected:
-  void SetUp() override {
-    dir_ = testing::MakeTempDir("plugin-sym");
-    ASSERT_FALSE(dir_.empty());
-  }
-  void TearDown() override {
-    const std::string cmd = "rm -rf '" + dir_ + "'";
-    ASSERT_EQ(system(cmd.c_str()), 0);
-  }
+  SymmetricPluginTest() : PluginChildTest("plugin-sym") {}
 
   template <typename Body>
   int RunInChild(Body body, const Env& env = {}) {
-    fflush(nullptr);
-    const pid_t pid = fork();
-    if (pid == 0) {
-      const Env base = {{"NCCL_FLIGHTREC_DIR", dir_},         {"NCCL_FLIGHTREC_DUMP_DIR", dir_},
-                        {"NCCL_FLIGHTREC_RECORDS", "4096"},   {"NCCL_FLIGHTREC_DUMP_ON_EXIT", "0"},
-                        {"NCCL_FLIGHTREC_TRIGGER", "0"},      {"NCCL_FLIGHTREC_VERDICT", "0"},
-                        {"NCCL_FLIGHTREC_TIMEOUT_S", "3600"}, {"NCCL_FLIGHTREC_JOB_ID", "symtest"},
-                        {"NCCL_FLIGHTREC_ENABLE", "1"}};
-      unsetenv("NCCL_FLIGHTREC_EVENT_MASK");
-      unsetenv("NCCL_FLIGHTREC_NET_STEPS");
-      for (const auto& kv : base) setenv(kv.first.c_str(), kv.second.c_str(), 1);
-      for (const auto& kv : env) setenv(kv.first.c_str(), kv.second.c_str(), 1);
-      void* lib = dlopen(FLIGHTREC_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-      if (lib == nullptr) _exit(90);
+    Env all = {{"NCCL_FLIGHTREC_RECORDS", "4096"},
+               {"NCCL_FLIGHTREC_VERDICT", "0"},
+               {"NCCL_FLIGHTREC_JOB_ID", "symtest"}};
+    all.insert(all.end(), env.begin(), env.end());
+    return testing::RunPluginInChild(dir_, all, nullptr, [&](void* lib, void*) {
       V7 p(lib);
-      if (!p.ok()) _exit(91);
-      const int code = body(p);
-      fflush(nullptr);
-      _exit(code);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid) return 99;
-    if (WIFSIGNALED(status)) return 100 + WTERMSIG(status);
-    return WEXITSTATUS(status);
+      if (!p.ok()) return 91;
+      return body(p);
+    });
   }
-
-  bool LoadRing(RingImage* ring, uint32_t* region) {
-    std::string error;
-    if (!ring->Load(dir_, &error)) {
-      ADD_FAILURE() << error;
-      return false;
-    }
-    const int used = ring->OnlyUsedRegion();
-    if (used < 0) ADD_FAILURE() << "expected exactly one claimed region";
-    *region = static_cast<uint32_t>(used);
-    return used >= 0;
-  }
-
-  std::string dir_;
 };
 
 // NCCL's kernel names -> the format's variant codes (the slow path behind
