@@ -36,12 +36,15 @@ class CeCollectives : public ::testing::Test {
            std::to_string(ops) + " " + extra;
   }
 
-  EmuJob Run(const std::string& tag, const std::string& args, int expected_status) {
+  // `timeout_s`: the watchdog's NCCL_FLIGHTREC_TIMEOUT_S (scaled), which a
+  // hang job waits out before its first dump.
+  EmuJob Run(const std::string& tag, const std::string& args, int expected_status,
+             int timeout_s = 2) {
     EmuJob job;
     {
       JobSlot slot;
       job = RunEmu(tag, args,
-                   {{"NCCL_FLIGHTREC_TIMEOUT_S", testing::ScaledSecondsText(2)},
+                   {{"NCCL_FLIGHTREC_TIMEOUT_S", testing::ScaledSecondsText(timeout_s)},
                     {"NCCL_FLIGHTREC_POLL_MS", "100"},
                     {"NCCL_FLIGHTREC_MAX_COMMS", "4"},
                     {"NCCL_FLIGHTREC_VERDICT", "0"}});
@@ -52,12 +55,14 @@ class CeCollectives : public ::testing::Test {
     return job;
   }
 
-  // A job that hangs at the CE op: it ends once `dumps` dumps exist.
+  // A job that hangs at the CE op: it ends once `dumps` dumps exist, about
+  // one watchdog timeout (1 s) after the hang; the ops before it take
+  // milliseconds.
   EmuJob Hang(const std::string& tag, const std::string& extra, int dumps) {
     return Run(tag,
                Base(kCeOp + 48, extra) + " --until-dumps " + std::to_string(dumps) +
                    " --hang-timeout-s " + testing::ScaledSecondsText(20),
-               4);
+               4, 1);
   }
 
   AnalyzeRun Analyze(const EmuJob& job) {
