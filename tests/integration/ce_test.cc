@@ -16,6 +16,7 @@
 
 #include "integration/analyze_run.h"
 #include "integration/emu_job.h"
+#include "integration/emu_job_fixture.h"
 #include "integration/ring_view.h"
 #include "support/time_scale.h"
 
@@ -28,58 +29,18 @@ constexpr int kCeOp = 81;      // 81 % 8 == 1: the TP AllGather, on the copy eng
 constexpr int kCeIndex = 51;   // its op index on its TP comm
 constexpr int kFaultRank = 5;  // tp1 rank 1
 
-class CeCollectives : public ::testing::Test {
+class CeCollectives : public EmuJobTest {
  protected:
-  std::string Base(int ops, const std::string& extra = "") const {
-    return "--ranks " + std::to_string(kRanks) +
-           " --tp 4 --ranks-per-node 8 --step-us 20 --ce --nccl-version 2.29.7 --ops " +
-           std::to_string(ops) + " " + extra;
-  }
-
-  // `timeout_s`: the watchdog's NCCL_FLIGHTREC_TIMEOUT_S (scaled), which a
-  // hang job waits out before its first dump.
-  EmuJob Run(const std::string& tag, const std::string& args, int expected_status,
-             int timeout_s = 2) {
-    EmuJob job;
-    {
-      JobSlot slot;
-      job = RunEmu(tag, args,
-                   {{"NCCL_FLIGHTREC_TIMEOUT_S", testing::ScaledSecondsText(timeout_s)},
-                    {"NCCL_FLIGHTREC_POLL_MS", "100"},
-                    {"NCCL_FLIGHTREC_MAX_COMMS", "4"},
-                    {"NCCL_FLIGHTREC_VERDICT", "0"}});
-    }
-    dirs_.push_back(job.dir);
-    EXPECT_EQ(job.status, expected_status) << "flightrec-emu " << args << " in " << job.dir << "\n"
-                                           << job.summary.dump(1).substr(0, 3000);
-    return job;
+  static std::string Base(int ops, const std::string& extra = "") {
+    return TpJobArgs("--ce", "2.29.7", ops, extra);
   }
 
   // A job that hangs at the CE op: it ends once `dumps` dumps exist, about
   // one watchdog timeout (1 s) after the hang; the ops before it take
   // milliseconds.
   EmuJob Hang(const std::string& tag, const std::string& extra, int dumps) {
-    return Run(tag,
-               Base(kCeOp + 48, extra) + " --until-dumps " + std::to_string(dumps) +
-                   " --hang-timeout-s " + testing::ScaledSecondsText(20),
-               4, 1);
+    return EmuJobTest::Hang(tag, Base(kCeOp + 48, extra), dumps, testing::ScaledSecondsText(1));
   }
-
-  AnalyzeRun Analyze(const EmuJob& job) {
-    AnalyzeRun run = RunAnalyze({job.ring_dir});
-    EXPECT_TRUE(run.report.is_object()) << run.output.substr(0, 2000);
-    return run;
-  }
-
-  void TearDown() override {
-    if (HasFailure()) {
-      for (const std::string& d : dirs_) std::printf("kept %s\n", d.c_str());
-      return;
-    }
-    for (const std::string& d : dirs_) RunShell("rm -rf '" + d + "'");
-  }
-
-  std::vector<std::string> dirs_;
 };
 
 // The finding's op is the CE AllGather #51 of comm tp1, shown as such.

@@ -17,6 +17,7 @@
 
 #include "integration/analyze_run.h"
 #include "integration/emu_job.h"
+#include "integration/emu_job_fixture.h"
 #include "integration/ring_view.h"
 #include "support/time_scale.h"
 
@@ -28,54 +29,15 @@ constexpr int kRanks = 8;
 constexpr int kSymOp = 80;     // 80 % 8 == 0: the TP AllReduce, a symmetric kernel
 constexpr int kFaultRank = 5;  // tp1 rank 1
 
-class Symmetric : public ::testing::Test {
+class Symmetric : public EmuJobTest {
  protected:
   static std::string Base(const std::string& version, int ops, const std::string& extra = "") {
-    return "--ranks " + std::to_string(kRanks) +
-           " --tp 4 --ranks-per-node 8 --step-us 20 --sym --nccl-version " + version + " --ops " +
-           std::to_string(ops) + " " + extra;
-  }
-
-  EmuJob Run(const std::string& tag, const std::string& args, int expected_status,
-             const std::string& timeout_s = "") {
-    EmuJob job;
-    {
-      JobSlot slot;
-      job = RunEmu(tag, args,
-                   {{"NCCL_FLIGHTREC_TIMEOUT_S",
-                     timeout_s.empty() ? testing::ScaledSecondsText(2) : timeout_s},
-                    {"NCCL_FLIGHTREC_POLL_MS", "100"},
-                    {"NCCL_FLIGHTREC_MAX_COMMS", "4"},
-                    {"NCCL_FLIGHTREC_VERDICT", "0"}});
-    }
-    dirs_.push_back(job.dir);
-    EXPECT_EQ(job.status, expected_status) << "flightrec-emu " << args << " in " << job.dir << "\n"
-                                           << job.summary.dump(1).substr(0, 3000);
-    return job;
+    return TpJobArgs("--sym", version, ops, extra);
   }
 
   EmuJob Hang(const std::string& tag, const std::string& extra, int dumps) {
-    return Run(tag,
-               Base("2.31.2", kSymOp + 48, extra) + " --until-dumps " + std::to_string(dumps) +
-                   " --hang-timeout-s " + testing::ScaledSecondsText(20),
-               4);
+    return EmuJobTest::Hang(tag, Base("2.31.2", kSymOp + 48, extra), dumps);
   }
-
-  AnalyzeRun Analyze(const EmuJob& job) {
-    AnalyzeRun run = RunAnalyze({job.ring_dir});
-    EXPECT_TRUE(run.report.is_object()) << run.output.substr(0, 2000);
-    return run;
-  }
-
-  void TearDown() override {
-    if (HasFailure()) {
-      for (const std::string& d : dirs_) std::printf("kept %s\n", d.c_str());
-      return;
-    }
-    for (const std::string& d : dirs_) RunShell("rm -rf '" + d + "'");
-  }
-
-  std::vector<std::string> dirs_;
 };
 
 // The all_stuck finding about the symmetric AllReduce on `comm`, or null.
