@@ -83,17 +83,7 @@ struct Entry {
 };
 
 void Frame(PickleWriter* w, const std::string& fn, const std::string& file, int line) {
-  const std::string key = fn + "@" + file + ":" + std::to_string(line);
-  if (w->Shared(key)) return;
-  w->BeginDict();
-  w->Str("name");
-  w->Str(fn);
-  w->Str("filename");
-  w->Str(file);
-  w->Str("line");
-  w->Int(line);
-  w->EndDict();
-  w->EndShared(key);
+  FrFrame(w, fn, file, line);
 }
 
 std::string RanksText(const Group& g) {
@@ -251,22 +241,7 @@ FrFromJobResult WriteFrDumpsOfJob(const std::string& flightrec_dir, const std::s
       Frame(&w, "train_step", "/job/train.py", 42);
       Frame(&w, "main", "/job/train.py", 120);
       w.EndList();
-      w.Str("record_id");
-      w.Int(static_cast<int64_t>(k));
-      w.Str("pg_id");
-      w.Int(std::stoll(g.name));
-      w.Str("process_group");
-      w.Tuple2(g.name, g.desc);
-      w.Str("thread_name");
-      w.Str("pt_main_thread");
-      w.Str("thread_id");
-      w.Str("140245987654321");
-      w.Str("collective_seq_id");
-      w.Int(fr[k].coll);
-      w.Str("p2p_seq_id");
-      w.Int(fr[k].p2p);
-      w.Str("op_id");
-      w.Int(static_cast<int64_t>(k) + 1);
+      FrEntryIds(&w, static_cast<int64_t>(k), g.name, g.desc, fr[k].coll, fr[k].p2p);
       w.Str("profiling_name");
       std::string name = std::string("nccl:") + call.profiling;
       if (p2p) {
@@ -301,18 +276,7 @@ FrFromJobResult WriteFrDumpsOfJob(const std::string& flightrec_dir, const std::s
         }
       }
       const TypeName* t = TypeOf(type);
-      for (const char* key : {"input_sizes", "output_sizes"}) {
-        w.Str(key);
-        w.BeginList();
-        w.BeginList();
-        w.Int(static_cast<int64_t>(count));
-        w.EndList();
-        w.EndList();
-        w.Str(key[0] == 'i' ? "input_dtypes" : "output_dtypes");
-        w.BeginList();
-        w.Str(t != nullptr ? t->name : "Float");
-        w.EndList();
-      }
+      FrSizes(&w, static_cast<int64_t>(count), t != nullptr ? t->name : "Float");
       w.Str("state");
       w.Str(done ? "completed" : started ? "started" : "scheduled");
       w.Str("time_discovered_started_ns");

@@ -116,6 +116,60 @@ class PickleWriter {
   uint32_t memo_ = 0;
 };
 
+// The pieces of one FR entry dict that every writer of FR dumps writes the
+// same way (tests/support/fr_from_job.cc and FrDumpBuilder).
+// One "frames" item, memoized as PyTorch's pickler does.
+inline void FrFrame(PickleWriter* w, const std::string& name, const std::string& file, int line) {
+  const std::string key = name + "@" + file + ":" + std::to_string(line);
+  if (w->Shared(key)) return;
+  w->BeginDict();
+  w->Str("name");
+  w->Str(name);
+  w->Str("filename");
+  w->Str(file);
+  w->Str("line");
+  w->Int(line);
+  w->EndDict();
+  w->EndShared(key);
+}
+
+// record_id .. op_id of entry `k` of process group `pg` (`desc`).
+inline void FrEntryIds(PickleWriter* w, int64_t k, const std::string& pg, const std::string& desc,
+                       int64_t coll_seq, int64_t p2p_seq) {
+  w->Str("record_id");
+  w->Int(k);
+  w->Str("pg_id");
+  w->Int(std::stoll(pg));
+  w->Str("process_group");
+  w->Tuple2(pg, desc);
+  w->Str("thread_name");
+  w->Str("pt_main_thread");
+  w->Str("thread_id");
+  w->Str("140245987654321");
+  w->Str("collective_seq_id");
+  w->Int(coll_seq);
+  w->Str("p2p_seq_id");
+  w->Int(p2p_seq);
+  w->Str("op_id");
+  w->Int(k + 1);
+}
+
+// input_sizes/input_dtypes and output_sizes/output_dtypes of one tensor.
+inline void FrSizes(PickleWriter* w, int64_t count, const std::string& dtype) {
+  for (const char* key : {"input_sizes", "output_sizes"}) {
+    w->Str(key);
+    w->BeginList();
+    w->BeginList();
+    w->Int(count);
+    w->EndList();
+    w->EndList();
+    w->Str(key[0] == 'i' ? "input_dtypes" : "output_dtypes");
+    w->BeginList();
+    w->Str(dtype);
+    w->EndList();
+  }
+}
+
 // One rank's FR dump of a job of `nranks` ranks: the default group "0"
 // (default_pg, every rank) and, with tp > 1, groups "1".. (desc "tp") of
 // tp consecutive ranks and "dp" groups of the ranks equal modulo tp; each step is one all_reduce
@@ -253,40 +307,14 @@ class FrDumpBuilder {
       }
       Frame(&w, "main", "/job/train.py", 120);
       w.EndList();
-      w.Str("record_id");
-      w.Int(static_cast<int64_t>(k));
-      w.Str("pg_id");
-      w.Int(std::stoll(e.pg));
-      w.Str("process_group");
-      w.Tuple2(e.pg, e.desc);
-      w.Str("thread_name");
-      w.Str("pt_main_thread");
-      w.Str("thread_id");
-      w.Str("140245987654321");
-      w.Str("collective_seq_id");
-      w.Int(e.seq);
-      w.Str("p2p_seq_id");
-      w.Int(e.p2p_seq);
-      w.Str("op_id");
-      w.Int(static_cast<int64_t>(k) + 1);
+      FrEntryIds(&w, static_cast<int64_t>(k), e.pg, e.desc, e.seq, e.p2p_seq);
       w.Str("profiling_name");
       w.Str(e.name);
       w.Str("time_created_ns");
       w.Int(t);
       w.Str("duration_ms");
       w.Float(0.25);
-      for (const char* key : {"input_sizes", "output_sizes"}) {
-        w.Str(key);
-        w.BeginList();
-        w.BeginList();
-        w.Int(e.size);
-        w.EndList();
-        w.EndList();
-        w.Str(key[0] == 'i' ? "input_dtypes" : "output_dtypes");
-        w.BeginList();
-        w.Str("Float");
-        w.EndList();
-      }
+      FrSizes(&w, e.size, "Float");
       w.Str("state");
       w.Str(e.done ? "completed" : "scheduled");
       w.Str("time_discovered_started_ns");
@@ -316,17 +344,7 @@ class FrDumpBuilder {
 
  private:
   static void Frame(PickleWriter* w, const std::string& name, const std::string& file, int line) {
-    const std::string key = name + "@" + file + ":" + std::to_string(line);
-    if (w->Shared(key)) return;
-    w->BeginDict();
-    w->Str("name");
-    w->Str(name);
-    w->Str("filename");
-    w->Str(file);
-    w->Str("line");
-    w->Int(line);
-    w->EndDict();
-    w->EndShared(key);
+    FrFrame(w, name, file, line);
   }
 
   int nranks_;
