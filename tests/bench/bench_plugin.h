@@ -57,6 +57,14 @@ inline bool LoadPlugin(const char* path, Plugin* out, std::string* err) {
   return true;
 }
 
+// NCCL's one process-global event mask (ncclProfilerEventMask): every init
+// receives its address, and the plugin writes the types it wants. NCCL
+// starts KernelLaunch only when its bit is set (docs/design/nccl.md §NCCL
+// 2.31, "RAS mask override"), so the sequence below follows this mask as
+// NCCL does; flightrec's init writes it, the do-nothing plugin leaves it,
+// and both plugins see the same calls.
+inline int g_nccl_event_mask = 0;
+
 // One communicator as NCCL drives it. UserSide() is what the user/launch
 // thread does; KernelSide()/NetSide() what the proxy thread does for the op
 // UserSide() returned.
@@ -65,8 +73,7 @@ class Comm {
   bool Init(const Plugin& plugin, uint64_t comm_id, int rank, int nranks) {
     shim_ = plugin.shim.get();
     raw_ = Raw(*shim_);
-    mask_ = 0;
-    if (shim_->Init(&ctx_, comm_id, &mask_, "bench", 1, nranks, rank, SilentLogger) !=
+    if (shim_->Init(&ctx_, comm_id, &g_nccl_event_mask, "bench", 1, nranks, rank, SilentLogger) !=
         abi::kSuccess) {
       return false;
     }
@@ -80,8 +87,9 @@ class Comm {
   void* context() const { return ctx_; }
 
   // GroupApi start, GroupStartApiStop, CollApi start/stop, GroupEndApiStart,
-  // KernelLaunch start/stop, Group start, Coll start/stop, Group stop,
-  // GroupApi stop. Returns the Coll handle the proxy thread's events name.
+  // KernelLaunch start/stop (when the mask asks for it), Group start, Coll
+  // start/stop, Group stop, GroupApi stop. Returns the Coll handle the proxy
+  // thread's events name.
   void* UserSide() {
     const Raw& t = raw_;
     void* group_api = t.Start(ctx_, &group_api_);
@@ -90,8 +98,10 @@ class Comm {
     void* coll_api = t.Start(ctx_, &coll_api_);
     t.Stop(coll_api);
     t.Record(group_api, abi::kGroupEndApiStart, nullptr);
-    launch_.parentObj = group_api;
-    t.Stop(t.Start(ctx_, &launch_));
+    if ((__atomic_load_n(&g_nccl_event_mask, __ATOMIC_RELAXED) & abi::kProfileKernelLaunch) != 0) {
+      launch_.parentObj = group_api;
+      t.Stop(t.Start(ctx_, &launch_));
+    }
     void* group = t.Start(ctx_, &group_);
     coll_.parentObj = coll_api;
     coll_.coll.parentGroup = group;
@@ -199,7 +209,6 @@ class Comm {
   const emu::ProfilerShim* shim_ = nullptr;
   Raw raw_;
   void* ctx_ = nullptr;
-  int mask_ = 0;
   uint64_t seq_ = 0;
   uint64_t gpu_ns_ = 1000000;
   Descr group_api_, coll_api_, launch_, group_, coll_, kernel_, proxy_op_, proxy_step_;
