@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analyzer/model/describe.h"
+#include "analyzer/report/op_json.h"
 #include "flightrec/record_names.h"
 
 namespace flightrec {
@@ -225,46 +226,8 @@ class Writer {
   bool after_key_ = false;
 };
 
-// OpJson (json_report.cc) written out: the same keys and values.
-void WriteOp(const analysis::OpRef& op, Writer* w) {
-  if (!op.valid) return w->Null();
-  w->BeginObject();
-  if (op.copy_engine) {
-    w->Key("algo");
-    w->String(format::AlgoName(op.algo));
-    w->Key("copy_engine");
-    w->Bool(true);
-  }
-  w->Key("func");
-  w->String(format::FuncName(op.func));
-  w->Key("index");
-  w->Uint(op.index);
-  if (op.symmetric) {
-    w->Key("kernel_variant");
-    w->String(op.kernel_variant < format::kNumKernelVariants
-                  ? format::kKernelVariantNames[op.kernel_variant]
-                  : "other");
-  }
-  if (op.p2p) {
-    w->Key("peer");
-    w->Int(op.peer);
-  }
-  w->Key("seq");
-  if (op.seq == UINT64_MAX) {
-    w->Null();
-  } else {
-    w->Uint(op.seq);
-  }
-  if (op.symmetric) {
-    w->Key("symmetric");
-    w->Bool(true);
-  }
-  if (op.user_tag != 0) {
-    w->Key("user_tag");
-    w->Uint(op.user_tag);
-  }
-  w->EndObject();
-}
+// One op as the analyze report writes it (OpJson): a small subtree.
+void WriteOp(const analysis::OpRef& op, Writer* w) { w->Tree(OpJson(op)); }
 
 void WriteRanks(const ProcessSnapshot& p, Writer* w) {
   w->BeginArray();
