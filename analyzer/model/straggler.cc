@@ -6,7 +6,10 @@
 //
 // Only lateness of a member's own making counts, of two kinds:
 //  - CPU-side: it enqueued late (data loader, GC, host), after a longer
-//    pause since its previous op ended than the others took;
+//    pause than the others took since its host was last known busy or
+//    released (its previous enqueue, or the end of an op it may have waited
+//    for; see GapClock): also a pause taken while its op on another comm
+//    still ran on the GPU, which kept this comm's peers waiting all the same;
 //  - GPU-side: it enqueued on time, but its stream started the collective
 //    late (a slow or throttled GPU, other work on the stream), after a
 //    longer gap on its GPU since its previous op ended than the others had.
@@ -14,9 +17,11 @@
 // is a victim: both its gaps are the others', and it is not named.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "analyzer/model/describe.h"
 #include "analyzer/model/detectors.h"
@@ -27,15 +32,84 @@ namespace flightrec {
 namespace analysis {
 namespace {
 
-// Per process, per region, per record: time from the end of the process's
-// previous op (any comm) to this op's `field` (enqueue: the host's pause;
-// GPU start: the stream's); 0 when it came before that op ended (the
-// process was ahead: nothing of its own made it late); kUnknownGap when no
-// earlier op ended. A member that arrives late only because its previous op
-// ended late (a victim of someone else) has normal gaps; the slow one has a
-// long host gap (CPU-side) or a long GPU gap (GPU-side).
-using Gaps = std::vector<std::vector<std::vector<double>>>;
+// Per process, per region, per record: how long the process took, of its
+// own accord, to reach this op's `field` (enqueue: the host; GPU start: the
+// stream); kUnknownGap when nothing earlier of the process is known. A
+// member that arrives late only because an op of its own ended late (a
+// victim of someone else) has normal gaps; the slow one has a long host
+// gap (CPU-side) or a long GPU gap (GPU-side).
+//
+// The host gap runs from the last instant the host is known to have been
+// busy or released: the latest of the end of an earlier enqueue call of the
+// process (t_enqueued, t_enqueue when missing) and the end of any earlier op
+// that ended before this enqueue (a host that waited for that op went on
+// from there). Ops still running at the enqueue say nothing of the host:
+// they run on streams of their own, and a host that paused while its
+// previous op (of another comm) was still running on the GPU kept its peers
+// on this op's comm waiting all the same; such a gap is `ahead`, and counts
+// only as far as its GPU start was late too (GroupStragglers): a pause while
+// the op's own stream was still busy delayed nobody.
+//
+// The GPU gap runs from the end of the latest-ending earlier op, 0 when the
+// op started before that (the stream was ahead): another stream's op
+// running says nothing of when this op's stream was free.
 constexpr double kUnknownGap = -1.0;
+struct Gap {
+  double ns = kUnknownGap;
+  bool ahead = false;  // host gap: an earlier op was still running
+};
+using Gaps = std::vector<std::vector<std::vector<Gap>>>;
+
+// The gaps of one process's ops, fed in (field, region, record) order.
+class GapClock {
+ public:
+  explicit GapClock(bool host) : host_(host) {}
+
+  // The gap before an op at `at`, every op before it added.
+  Gap Before(uint64_t at) {
+    Gap g;
+    if (!host_) {
+      if (ended_ != 0) g.ns = at > ended_ ? static_cast<double>(at - ended_) : 0.0;
+      return g;
+    }
+    while (!running_.empty() && running_.front() <= at) {
+      ended_ = std::max(ended_, running_.front());
+      std::pop_heap(running_.begin(), running_.end(), std::greater<uint64_t>());
+      running_.pop_back();
+    }
+    const uint64_t from = std::max(ended_, busy_);
+    if (from == 0) return g;
+    g.ns = at > from ? static_cast<double>(at - from) : 0.0;
+    g.ahead = !running_.empty();
+    return g;
+  }
+
+  // An op at `at` that ended at `end` (0: not done) and whose enqueue call
+  // returned at `busy` (host only).
+  void Add(uint64_t at, uint64_t end, uint64_t busy) {
+    if (!host_) {
+      ended_ = std::max(ended_, end);
+      return;
+    }
+    busy_ = std::max(busy_, busy);
+    if (end == 0) return;
+    if (end <= at) {
+      ended_ = std::max(ended_, end);
+    } else {
+      running_.push_back(end);
+      std::push_heap(running_.begin(), running_.end(), std::greater<uint64_t>());
+    }
+  }
+
+ private:
+  const bool host_;
+  uint64_t ended_ = 0;             // latest end seen passed
+  uint64_t busy_ = 0;              // host: latest enqueue call's return
+  std::vector<uint64_t> running_;  // host: ends still ahead (min-heap)
+};
+
+uint64_t EndOf(const OpRecord& r) { return r.state >= format::kOpDone ? r.gpu_end_ns : 0; }
+uint64_t BusyOf(const OpRecord& r) { return std::max(r.t_enqueue_ns, r.t_enqueued_ns); }
 
 // Merging by cursors costs a pass over the cursors per record: for the
 // usual few regions per process; more go through runs merged pairwise.
@@ -47,7 +121,7 @@ constexpr size_t kMaxCursorRegions = 8;
 // record); false, with `gaps` partly written, at the first region found out
 // of order.
 bool MergeGaps(const std::vector<CommSnapshot>& comms, uint64_t OpRecord::*field,
-               std::vector<std::vector<double>>* gaps) {
+               std::vector<std::vector<Gap>>* gaps) {
   const size_t n = comms.size();
   const OpRecord* cur[kMaxCursorRegions];
   const OpRecord* begin[kMaxCursorRegions];
@@ -60,7 +134,7 @@ bool MergeGaps(const std::vector<CommSnapshot>& comms, uint64_t OpRecord::*field
     while (cur[c] != end[c] && (*cur[c]).*field == 0) ++cur[c];
     head[c] = cur[c] != end[c] ? (*cur[c]).*field : 0;
   }
-  uint64_t prev_end = 0;
+  GapClock clock(field == &OpRecord::t_enqueue_ns);
   for (;;) {
     size_t best = n;
     for (size_t c = 0; c < n; ++c) {
@@ -69,11 +143,8 @@ bool MergeGaps(const std::vector<CommSnapshot>& comms, uint64_t OpRecord::*field
     if (best == n) return true;
     const OpRecord& r = *cur[best];
     const uint64_t at = head[best];
-    if (prev_end != 0) {
-      (*gaps)[best][static_cast<size_t>(cur[best] - begin[best])] =
-          at > prev_end ? static_cast<double>(at - prev_end) : 0.0;
-    }
-    prev_end = std::max(prev_end, r.state >= format::kOpDone ? r.gpu_end_ns : 0);
+    (*gaps)[best][static_cast<size_t>(cur[best] - begin[best])] = clock.Before(at);
+    clock.Add(at, EndOf(r), BusyOf(r));
     const OpRecord* next = cur[best] + 1;
     while (next != end[best] && (*next).*field == 0) ++next;
     cur[best] = next;
@@ -86,14 +157,14 @@ bool MergeGaps(const std::vector<CommSnapshot>& comms, uint64_t OpRecord::*field
 
 // The gaps of one process's regions, `gaps` sized as its regions.
 void ProcessGaps(const std::vector<CommSnapshot>& comms, uint64_t OpRecord::*field,
-                 std::vector<std::vector<double>>* gaps) {
+                 std::vector<std::vector<Gap>>* gaps) {
   gaps->resize(comms.size());
   for (size_t c = 0; c < comms.size(); ++c) {
-    (*gaps)[c].assign(comms[c].records.size(), kUnknownGap);
+    (*gaps)[c].assign(comms[c].records.size(), Gap());
   }
   if (comms.size() <= kMaxCursorRegions && MergeGaps(comms, field, gaps)) return;
   struct Entry {
-    uint64_t at, end;
+    uint64_t at, end, busy;
     uint32_t comm, rec;
   };
   const auto by_at = [](const Entry& a, const Entry& b) { return a.at < b.at; };
@@ -103,15 +174,15 @@ void ProcessGaps(const std::vector<CommSnapshot>& comms, uint64_t OpRecord::*fie
   // not), then the runs merged: the process's ops on (field, region,
   // record), as MergeGaps takes them.
   for (size_t c = 0; c < comms.size(); ++c) {
-    std::fill((*gaps)[c].begin(), (*gaps)[c].end(), kUnknownGap);
+    std::fill((*gaps)[c].begin(), (*gaps)[c].end(), Gap());
     const size_t begin = entries.size();
     bool ordered = true;
     for (size_t i = 0; i < comms[c].records.size(); ++i) {
       const OpRecord& r = comms[c].records[i];
       if (r.*field == 0) continue;
       ordered = ordered && (entries.size() == begin || entries.back().at <= r.*field);
-      entries.push_back({r.*field, r.state >= format::kOpDone ? r.gpu_end_ns : 0,
-                         static_cast<uint32_t>(c), static_cast<uint32_t>(i)});
+      entries.push_back(
+          {r.*field, EndOf(r), BusyOf(r), static_cast<uint32_t>(c), static_cast<uint32_t>(i)});
     }
     if (!ordered) {
       std::stable_sort(entries.begin() + static_cast<std::ptrdiff_t>(begin), entries.end(), by_at);
@@ -133,12 +204,10 @@ void ProcessGaps(const std::vector<CommSnapshot>& comms, uint64_t OpRecord::*fie
     }
     runs.swap(next);
   }
-  uint64_t prev_end = 0;
+  GapClock clock(field == &OpRecord::t_enqueue_ns);
   for (const Entry& e : entries) {
-    if (prev_end != 0) {
-      (*gaps)[e.comm][e.rec] = e.at > prev_end ? static_cast<double>(e.at - prev_end) : 0.0;
-    }
-    prev_end = std::max(prev_end, e.end);
+    (*gaps)[e.comm][e.rec] = clock.Before(e.at);
+    clock.Add(e.at, e.end, e.busy);
   }
 }
 
@@ -258,13 +327,14 @@ class GroupStragglers {
     }
   }
 
-  // Lateness of each member for one time field (0 = not observed).
-  void Lateness(uint64_t OpRecord::*field, std::vector<double>* late) {
+  // Lateness of each member for one time field; false (all 0) when a
+  // member's is not observed.
+  bool Lateness(uint64_t OpRecord::*field, std::vector<double>* late) {
     scratch_.clear();
     for (size_t r = 0; r < n_; ++r) {
       if (row_[r]->*field == 0) {
         late->assign(n_, 0.0);
-        return;
+        return false;
       }
       scratch_.push_back(static_cast<double>(row_[r]->*field) - offset_[r]);
     }
@@ -272,20 +342,21 @@ class GroupStragglers {
     for (size_t r = 0; r < n_; ++r) {
       (*late)[r] = static_cast<double>(row_[r]->*field) - offset_[r] - med;
     }
+    return true;
   }
 
   // Member r's gap before its record in row_, from that member's gaps.
-  double Gap(const std::vector<const double*>& gaps, size_t r) const {
+  const Gap& GapOf(const std::vector<const Gap*>& gaps, size_t r) const {
     return gaps[r][row_[r] - base_[r]];
   }
 
   // How much longer than the median member this one took, from the end of
   // its previous op, to enqueue (host gaps) or to start on its GPU (GPU
   // gaps); +inf when a gap is unknown (no filter).
-  void GapLateness(const std::vector<const double*>& gaps, std::vector<double>* late) {
+  void GapLateness(const std::vector<const Gap*>& gaps, std::vector<double>* late) {
     scratch_.clear();
     for (size_t r = 0; r < n_; ++r) {
-      const double g = Gap(gaps, r);
+      const double g = GapOf(gaps, r).ns;
       if (g < 0) {
         late->assign(n_, HUGE_VAL);
         return;
@@ -293,7 +364,7 @@ class GroupStragglers {
       scratch_.push_back(g);
     }
     const double med = Median(&scratch_);
-    for (size_t r = 0; r < n_; ++r) (*late)[r] = Gap(gaps, r) - med;
+    for (size_t r = 0; r < n_; ++r) (*late)[r] = GapOf(gaps, r).ns - med;
   }
 
   void MeasureLateness(uint64_t lo, uint64_t hi) {
@@ -310,7 +381,7 @@ class GroupStragglers {
     for (uint64_t i = lo; i <= hi; ++i) {
       if (!Row(i, lo)) continue;
       Lateness(&OpRecord::t_enqueue_ns, &by_enqueue);
-      Lateness(&OpRecord::gpu_start_ns, &by_gpu);
+      const bool gpu_timed = Lateness(&OpRecord::gpu_start_ns, &by_gpu);
       GapLateness(host_gap_, &by_host_gap);
       GapLateness(gpu_gap_, &by_gpu_gap);
       double total_dur = 0;
@@ -347,7 +418,13 @@ class GroupStragglers {
         // when GPU times are missing).
         const double arrive = std::max(by_enqueue[r], by_gpu[r]);
         const double start = by_gpu[r] > 0 ? by_gpu[r] : arrive;
-        const double cpu = by_host_gap[r] >= 0.5 * start ? std::min(arrive, by_host_gap[r]) : 0.0;
+        // A host gap taken while an earlier op still ran (ahead) counts
+        // only as far as its kernel started late: its stream may have been
+        // busy with that op all along, and then nobody waited.
+        const double cpu_bound =
+            GapOf(host_gap_, r).ahead && gpu_timed ? std::max(by_gpu[r], 0.0) : arrive;
+        const double cpu =
+            by_host_gap[r] >= 0.5 * start ? std::min(cpu_bound, by_host_gap[r]) : 0.0;
         const bool ran_short = dur[r] <= 0 || med_dur - dur[r] >= 0.5 * by_gpu[r];
         const double gpu = by_gpu_gap[r] >= 0.5 * by_gpu[r] && ran_short
                                ? std::min(by_gpu[r], by_gpu_gap[r])
@@ -407,7 +484,7 @@ class GroupStragglers {
   std::vector<const OpRecord*> row_;
   // Per member: its region's first record and its gaps (ProcessGaps).
   std::vector<const OpRecord*> base_;
-  std::vector<const double*> host_gap_, gpu_gap_;
+  std::vector<const Gap*> host_gap_, gpu_gap_;
   bool cache_rows_ = false;
   std::vector<const OpRecord*> rows_;
   std::vector<bool> row_ok_;
