@@ -350,21 +350,35 @@ class GroupStragglers {
     return gaps[r][row_[r] - base_[r]];
   }
 
-  // How much longer than the median member this one took, from the end of
-  // its previous op, to enqueue (host gaps) or to start on its GPU (GPU
-  // gaps); +inf when a gap is unknown (no filter).
-  void GapLateness(const std::vector<const Gap*>& gaps, std::vector<double>* late) {
+  // Member r's gap, as far as it can have made the member late: a host gap
+  // taken while an earlier op still ran (ahead) only as far as its kernel
+  // started late (`by_gpu`, when every member's start is known; else not
+  // at all): its stream may have been busy with that op all along, and
+  // then the pause delayed nobody. A member ahead of its GPU that waited
+  // on the others (a victim) so counts 0, as it did not make itself late.
+  static double Counted(const Gap& g, bool gpu_timed, double by_gpu) {
+    if (!g.ahead || g.ns < 0) return g.ns;
+    return gpu_timed ? std::min(g.ns, std::max(by_gpu, 0.0)) : 0.0;
+  }
+
+  // How much longer than the median member this one took, from the last
+  // instant its host was known busy or released, to enqueue (host gaps),
+  // or from the end of its previous op to start on its GPU (GPU gaps);
+  // +inf when a gap is unknown (no filter).
+  void GapLateness(const std::vector<const Gap*>& gaps, bool gpu_timed,
+                   const std::vector<double>& by_gpu, std::vector<double>* late) {
     scratch_.clear();
     for (size_t r = 0; r < n_; ++r) {
-      const double g = GapOf(gaps, r).ns;
+      const double g = Counted(GapOf(gaps, r), gpu_timed, by_gpu[r]);
       if (g < 0) {
         late->assign(n_, HUGE_VAL);
         return;
       }
+      (*late)[r] = g;
       scratch_.push_back(g);
     }
     const double med = Median(&scratch_);
-    for (size_t r = 0; r < n_; ++r) (*late)[r] = GapOf(gaps, r).ns - med;
+    for (size_t r = 0; r < n_; ++r) (*late)[r] -= med;
   }
 
   void MeasureLateness(uint64_t lo, uint64_t hi) {
@@ -382,8 +396,8 @@ class GroupStragglers {
       if (!Row(i, lo)) continue;
       Lateness(&OpRecord::t_enqueue_ns, &by_enqueue);
       const bool gpu_timed = Lateness(&OpRecord::gpu_start_ns, &by_gpu);
-      GapLateness(host_gap_, &by_host_gap);
-      GapLateness(gpu_gap_, &by_gpu_gap);
+      GapLateness(host_gap_, gpu_timed, by_gpu, &by_host_gap);
+      GapLateness(gpu_gap_, gpu_timed, by_gpu, &by_gpu_gap);
       double total_dur = 0;
       size_t last = 0;
       for (size_t r = 0; r < n_; ++r) {
@@ -418,13 +432,7 @@ class GroupStragglers {
         // when GPU times are missing).
         const double arrive = std::max(by_enqueue[r], by_gpu[r]);
         const double start = by_gpu[r] > 0 ? by_gpu[r] : arrive;
-        // A host gap taken while an earlier op still ran (ahead) counts
-        // only as far as its kernel started late: its stream may have been
-        // busy with that op all along, and then nobody waited.
-        const double cpu_bound =
-            GapOf(host_gap_, r).ahead && gpu_timed ? std::max(by_gpu[r], 0.0) : arrive;
-        const double cpu =
-            by_host_gap[r] >= 0.5 * start ? std::min(cpu_bound, by_host_gap[r]) : 0.0;
+        const double cpu = by_host_gap[r] >= 0.5 * start ? std::min(arrive, by_host_gap[r]) : 0.0;
         const bool ran_short = dur[r] <= 0 || med_dur - dur[r] >= 0.5 * by_gpu[r];
         const double gpu = by_gpu_gap[r] >= 0.5 * by_gpu[r] && ran_short
                                ? std::min(by_gpu[r], by_gpu_gap[r])
