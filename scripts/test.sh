@@ -62,7 +62,54 @@ run_ctest() {  # run_ctest DIR [ctest args...]: failing test names are kept for 
   return "$rc"
 }
 
-release() { configure_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo && run_ctest build; }
+# The later stages' builds (asan, tsan, fuzz) start in the background,
+# at nice 19, once the release build is done: the release, asan and tsan
+# tests mostly wait on emulated jobs, and the compiler takes the CPU they
+# leave (at nice 19 it gets ~1.5 % of a core a test process wants). Each
+# stage then waits for its own dir's background build and runs
+# configure_build again (a no-op, or the rest of a build that failed, with
+# its errors in the stage's log). Never two builds of one dir at once: the
+# background chain builds the dirs in stage order and the stage touches its
+# dir only after the chain has finished with it.
+prebuild_pid=""
+build_asan() { configure_build build-asan -DCMAKE_BUILD_TYPE=Debug -DFLIGHTREC_SANITIZE=address; }
+build_tsan() { configure_build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLIGHTREC_SANITIZE=thread; }
+build_fuzz() {
+  CC=clang CXX=clang++ cmake -S "$root" -B build-fuzz -G Ninja -DFLIGHTREC_WERROR=ON \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLIGHTREC_FUZZ=ON -DFLIGHTREC_BUILD_TESTS=ON >/dev/null &&
+    cmake --build build-fuzz -j "$jobs" --target flightrec_fuzzers
+}
+start_prebuilds() {
+  local d
+  for d in build-asan build-tsan build-fuzz; do mkdir -p "$d" && rm -f "$d/prebuild.rc"; done
+  (
+    renice -n 19 -p "$BASHPID" >/dev/null
+    for d in asan tsan fuzz; do
+      t0=$SECONDS
+      "build_$d" >"build-$d/prebuild.log" 2>&1
+      rc=$?
+      echo "$rc $((SECONDS - t0))" >"build-$d/prebuild.rc"
+    done
+  ) </dev/null &
+  prebuild_pid=$!
+}
+await_prebuild() {  # await_prebuild NAME: waits for build-NAME's background build, shows how it went
+  local dir=build-$1
+  [[ -n $prebuild_pid ]] || return 0
+  while [[ ! -f $dir/prebuild.rc ]] && kill -0 "$prebuild_pid" 2>/dev/null; do sleep 2; done
+  if [[ -f $dir/prebuild.rc ]]; then
+    local rc secs
+    read -r rc secs <"$dir/prebuild.rc"
+    echo "background build of $dir (nice 19, from the end of the release build): rc $rc, $secs s"
+    ((rc == 0)) || tail -n 40 "$dir/prebuild.log"
+  fi
+}
+
+release() {
+  configure_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo || return 1
+  ((quick == 0)) && start_prebuilds
+  run_ctest build
+}
 
 package() {
   rm -rf build/install build/package-test &&
@@ -73,13 +120,15 @@ package() {
 }
 
 asan() {
-  configure_build build-asan -DCMAKE_BUILD_TYPE=Debug -DFLIGHTREC_SANITIZE=address &&
+  await_prebuild asan
+  build_asan &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       FLIGHTREC_SWEEP_CASES=1000 run_ctest build-asan -LE 'no_sanitizer|prometheus|browser'
 }
 
 tsan() {
-  configure_build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLIGHTREC_SANITIZE=thread &&
+  await_prebuild tsan
+  build_tsan &&
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 FLIGHTREC_SWEEP_CASES=1000 \
       run_ctest build-tsan -LE 'no_sanitizer|prometheus|browser'
 }
@@ -87,9 +136,8 @@ tsan() {
 # The harnesses only (target flightrec_fuzzers): the gcc stages build and
 # run everything else, fuzz_replay included. They fuzz two at a time.
 fuzz() {
-  CC=clang CXX=clang++ cmake -S "$root" -B build-fuzz -G Ninja -DFLIGHTREC_WERROR=ON \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLIGHTREC_FUZZ=ON -DFLIGHTREC_BUILD_TESTS=ON >/dev/null &&
-    cmake --build build-fuzz -j "$jobs" --target flightrec_fuzzers &&
+  await_prebuild fuzz
+  build_fuzz &&
     FLIGHTREC_FUZZ_JOBS="$jobs" bash scripts/fuzz.sh build-fuzz "${FLIGHTREC_FUZZ_SECONDS:-30}"
 }
 
