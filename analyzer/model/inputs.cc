@@ -384,6 +384,23 @@ ReadFunction ReaderOf(const LoadOptions& options) {
   return [](const std::string& p) { return ReadInputFile(p); };  // ours and PyTorch FR dumps
 }
 
+// Reads `path` (ReaderOf) and keeps what `keep` keeps of it. The default
+// reader applies the window while it parses a dump (ReadWindow: the records
+// it drops are never decoded); anything it returned whole, and whatever a
+// read function of the caller returned, is trimmed here.
+ReadResult ReadWindowed(const LoadOptions& options, const ReadFunction& read,
+                        const WindowPolicy& keep, const std::string& path) {
+  ReadResult r;
+  if (options.read || keep.full == UINT64_MAX) {
+    r = read(path);
+  } else {
+    const ReadWindow window = ReadWindowFor(keep);
+    r = ReadInputFile(path, &window);
+  }
+  if (r.ok && !r.windowed) TrimToWindow(keep, &r.snapshot);
+  return r;
+}
+
 }  // namespace
 
 std::vector<std::string> CollectFiles(const std::vector<std::string>& paths,
@@ -512,9 +529,8 @@ Inputs LoadInputs(const std::vector<std::string>& paths, const LoadOptions& opti
   auto worker = [&]() {
     for (size_t i = next.fetch_add(1, std::memory_order_relaxed); i < files.size();
          i = next.fetch_add(1, std::memory_order_relaxed)) {
-      results[i] = read(files[i]);
       // Trimmed right away, so at most one untrimmed file per thread exists.
-      if (results[i].ok) TrimToWindow(keep, &results[i].snapshot);
+      results[i] = ReadWindowed(options, read, keep, files[i]);
     }
     ReleaseRecordBuffers();
   };
@@ -581,12 +597,11 @@ void ReloadProcesses(const std::vector<size_t>& which, const LoadOptions& option
     if (i >= inputs->processes.size()) continue;
     ProcessSnapshot& old = inputs->processes[i];
     if (DiedDuringInit(old)) continue;  // nothing more to read
-    ReadResult r = read(old.path);
+    ReadResult r = ReadWindowed(options, read, keep, old.path);
     if (!r.ok || r.snapshot.pid != old.pid || r.snapshot.host != old.host ||
         r.snapshot.created_wall_ns != old.created_wall_ns) {
       continue;
     }
-    TrimToWindow(keep, &r.snapshot);
     r.snapshot.path = old.path;
     old = std::move(r.snapshot);
   }

@@ -6,21 +6,17 @@
 
 #include "analyzer/model/coll_signature.h"
 #include "analyzer/reader/record_buffers.h"
+#include "analyzer/reader/window_rules.h"
 #include "flightrec/record_format.h"
 
 namespace flightrec {
 namespace analysis {
 namespace {
 
-// A damaged file could claim op indices far apart; a history longer than
-// this is not kept (its ops are then simply not compared).
-constexpr uint64_t kMaxHistorySpan = uint64_t{1} << 22;
+using window_rules::Cut;
 
-// Kept whatever its age: an op that is not done is where a hang is. In a
-// region that does not track completion no op is ever done, so there age
-// decides alone (else nothing would ever be trimmed).
-bool Pinned(const CommSnapshot& c, const OpRecord& r) {
-  return (c.flags & format::kRegionCompletionTracked) != 0 && r.state < format::kOpDone;
+bool Kept(const CommSnapshot& c, const OpRecord& r, const Cut& cut) {
+  return window_rules::Kept(cut, c.flags, r.t_enqueue_ns, r.state, r.is_p2p());
 }
 
 // The enqueue time from which records are kept: the newest `keep` of all
@@ -39,17 +35,6 @@ uint64_t CutTime(const ProcessSnapshot& snap, uint64_t total, uint64_t keep) {
   return times[drop];
 }
 
-// What survives the cut. A p2p record has no signature, so when the file is
-// within its memory share (`p2p`) it is kept whatever its age.
-struct Cut {
-  uint64_t time = 0;
-  bool p2p = false;
-};
-
-bool Kept(const CommSnapshot& c, const OpRecord& r, const Cut& cut) {
-  return r.t_enqueue_ns >= cut.time || Pinned(c, r) || (cut.p2p && r.is_p2p());
-}
-
 void Trim(const Cut& cut, CommSnapshot* c) {
   uint64_t lo = UINT64_MAX, hi = 0;
   size_t n_kept = 0;
@@ -62,7 +47,7 @@ void Trim(const Cut& cut, CommSnapshot* c) {
     lo = std::min(lo, r.op_index);
     hi = std::max(hi, r.op_index);
   }
-  const bool history = lo != UINT64_MAX && hi - lo < kMaxHistorySpan;
+  const bool history = lo != UINT64_MAX && hi - lo < window_rules::kMaxHistorySpan;
   // Signatures by position, in this thread's reused vector, then kept in
   // CollHistory's compact form.
   thread_local std::vector<CollSig> sigs;
@@ -109,6 +94,14 @@ WindowPolicy WindowFor(uint64_t budget_bytes, uint64_t window_records, uint64_t 
   p.share = RecordsPerFile(budget_bytes, files);
   p.full = window_records == 0 ? p.share : std::min(p.share, window_records);
   return p;
+}
+
+ReadWindow ReadWindowFor(const WindowPolicy& policy) {
+  ReadWindow w;
+  w.full = policy.full;
+  w.share = policy.share;
+  w.signature = &SigOf;
+  return w;
 }
 
 void TrimToWindow(const WindowPolicy& policy, ProcessSnapshot* snap) {

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "analyzer/reader/snapshot.h"
+#include "analyzer/reader/snapshot_reader.h"
 
 namespace flightrec {
 namespace analysis {
@@ -48,6 +49,11 @@ struct WindowPolicy {
 // The policy for `files` files sharing `budget_bytes` (0: no memory limit)
 // with at most `window_records` full records each (0: no window).
 WindowPolicy WindowFor(uint64_t budget_bytes, uint64_t window_records, uint64_t files);
+
+// The same policy applied while a dump is read (snapshot_reader.h,
+// ReadWindow): the records it drops are never decoded. A snapshot read so
+// (ReadResult::windowed) is not trimmed again.
+ReadWindow ReadWindowFor(const WindowPolicy& policy);
 
 // Trims `snap` as described above. A file that holds no more than
 // policy.full records is left exactly as read.

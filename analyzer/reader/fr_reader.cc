@@ -921,8 +921,8 @@ namespace {
 constexpr uint64_t kMaxFrFile = 1ULL << 30;
 }
 
-ReadResult ReadInputFile(const std::string& path) {
-  ReadResult ours = ReadSnapshotFile(path);
+ReadResult ReadInputFile(const std::string& path, const ReadWindow* window) {
+  ReadResult ours = ReadSnapshotFile(path, ReadLimits{}, window);
   if (ours.ok) return ours;
   struct stat st {};
   std::string error;

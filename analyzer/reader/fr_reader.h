@@ -94,8 +94,9 @@ ReadResult ReadFrBytes(const uint8_t* data, size_t size, const std::string& name
 // The analyzer's reader of one input file: flightrec's rings and dumps
 // (ReadSnapshotFile), and PyTorch FR dumps, opened the same way (owner
 // checked, never through a symlink, never blocking: fileio::OpenForRead
-// with ReadTrust()).
-ReadResult ReadInputFile(const std::string& path);
+// with ReadTrust()). `window` applies to flightrec's dumps
+// (ReadSnapshotFile); a PyTorch FR dump is always read whole.
+ReadResult ReadInputFile(const std::string& path, const ReadWindow* window = nullptr);
 
 // The Python frames of a process's current FR entry (PytorchFrInfo::
 // Current), innermost first, at most `max` lines "fn (file:line)"; empty

@@ -2,11 +2,13 @@
 
 #include <stddef.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "analyzer/reader/byte_buffer.h"
 #include "analyzer/reader/file_read.h"
 #include "analyzer/reader/record_buffers.h"
+#include "analyzer/reader/window_rules.h"
 #include "flightrec/record_format.h"
 #include "flightrec/record_names.h"
 
@@ -19,12 +21,28 @@ using format::RegionDesc;
 
 std::string RegionPrefix(uint32_t index) { return "region " + std::to_string(index) + ": "; }
 
-// Copies an enum byte, replacing values the format does not define with 0
-// ("Unknown"/"none") and counting them.
+// An enum byte, with values the format does not define replaced by 0
+// ("Unknown"/"none").
+uint8_t InRange(uint8_t value, uint8_t limit) { return value < limit ? value : 0; }
+
+// InRange, counting the values it replaced.
 uint8_t CheckedEnum(uint8_t value, uint8_t limit, uint64_t* bad) {
   if (value < limit) return value;
   ++*bad;
   return 0;
+}
+
+// How many enum values of `r` ToOpRecord shows as Unknown: one count per
+// InRange below that replaced its value.
+uint64_t BadEnums(const Record& r, uint16_t version_minor) {
+  uint64_t bad = uint64_t{r.func >= format::kNumFuncs} + (r.datatype >= format::kNumDataTypes) +
+                 (r.algo >= format::kNumAlgos) + (r.proto >= format::kNumProtos) +
+                 (r.state >= format::kNumOpStates);
+  if (version_minor >= format::kApiDatatypeMinor) bad += r.api_datatype >= format::kNumDataTypes;
+  if (version_minor >= format::kNcclTodayMinor && (r.flags & format::kFlagSymmetric) != 0) {
+    bad += r.proto >= format::kNumKernelVariants;
+  }
+  return bad;
 }
 
 uint64_t BytesOf(const Record& r) {
@@ -73,6 +91,8 @@ GpuWall ConvertGpuTimes(const Record& r, const ImageLayout& layout) {
   return out;
 }
 
+// The record of slot sequence `seq` as the analyzer sees it; the enum
+// values it replaces are counted in *bad (BadEnums).
 OpRecord ToOpRecord(const Record& r, uint64_t seq, const ImageLayout& layout, uint64_t* bad) {
   OpRecord op;
   op.slot_seq = seq;
@@ -83,11 +103,11 @@ OpRecord ToOpRecord(const Record& r, uint64_t seq, const ImageLayout& layout, ui
   op.user_tag = r.user_tag;
   op.stream = r.stream;
   op.root_or_peer = r.root_or_peer;
-  op.func = CheckedEnum(r.func, format::kNumFuncs, bad);
-  op.datatype = CheckedEnum(r.datatype, format::kNumDataTypes, bad);
-  op.algo = CheckedEnum(r.algo, format::kNumAlgos, bad);
-  op.proto = CheckedEnum(r.proto, format::kNumProtos, bad);
-  op.state = CheckedEnum(r.state, format::kNumOpStates, bad);
+  op.func = InRange(r.func, format::kNumFuncs);
+  op.datatype = InRange(r.datatype, format::kNumDataTypes);
+  op.algo = InRange(r.algo, format::kNumAlgos);
+  op.proto = InRange(r.proto, format::kNumProtos);
+  op.state = InRange(r.state, format::kNumOpStates);
   op.n_channels = r.n_channels;
   op.n_warps = r.n_warps;
   op.flags = r.flags;
@@ -97,18 +117,19 @@ OpRecord ToOpRecord(const Record& r, uint64_t seq, const ImageLayout& layout, ui
   op.proxy_ops_stopped = r.proxy_ops_stopped;
   // Reserved (never written) before format 1.4: not read from older files.
   if (layout.version_minor >= format::kApiDatatypeMinor) {
-    op.api_datatype = CheckedEnum(r.api_datatype, format::kNumDataTypes, bad);
+    op.api_datatype = InRange(r.api_datatype, format::kNumDataTypes);
   }
   // Format 1.5: a symmetric kernel keeps its variant where the protocol
   // would be; the phase counters were reserved bytes before.
   if (layout.version_minor >= format::kNcclTodayMinor) {
     if ((r.flags & format::kFlagSymmetric) != 0) {
-      op.kernel_variant = CheckedEnum(r.proto, format::kNumKernelVariants, bad);
+      op.kernel_variant = InRange(r.proto, format::kNumKernelVariants);
       op.proto = format::kProtoUnknown;
     }
     op.phase_compute_channels = r.phase_compute_channels;
     op.phase_final_channels = r.phase_final_channels;
   }
+  *bad += BadEnums(r, layout.version_minor);
   op.t_api_ns = layout.MonoToWall(r.t_api_ns);
   op.t_enqueue_ns = layout.MonoToWall(r.t_enqueue_ns);
   op.t_enqueued_ns = layout.MonoToWall(r.t_enqueued_ns);
@@ -119,6 +140,23 @@ OpRecord ToOpRecord(const Record& r, uint64_t seq, const ImageLayout& layout, ui
   op.gpu_start_ns = gpu.start_ns;
   op.gpu_end_ns = gpu.end_ns;
   op.net_bytes = r.net_bytes;
+  return op;
+}
+
+// Of ToOpRecord's fields, those a collective's signature reads
+// (ReadWindow::signature), decoded by the same rules.
+OpRecord SignatureFields(const Record& r, const ImageLayout& layout) {
+  OpRecord op;
+  op.op_index = r.op_index;
+  op.nccl_seq = r.nccl_seq;
+  op.count = r.count;
+  op.root_or_peer = r.root_or_peer;
+  op.func = InRange(r.func, format::kNumFuncs);
+  op.datatype = InRange(r.datatype, format::kNumDataTypes);
+  op.flags = r.flags;
+  if (layout.version_minor >= format::kApiDatatypeMinor) {
+    op.api_datatype = InRange(r.api_datatype, format::kNumDataTypes);
+  }
   return op;
 }
 
@@ -314,6 +352,30 @@ uint64_t ReadLiveRange(const LiveFile& live, const ImageLayout& layout, uint32_t
   return torn;
 }
 
+// ReadRegion's warnings about the records of region `index`.
+void RecordWarnings(uint32_t index, uint64_t bad_enums, uint64_t torn, uint64_t changed,
+                    std::vector<std::string>* warnings) {
+  if (bad_enums > 0) {
+    warnings->push_back(RegionPrefix(index) + std::to_string(bad_enums) +
+                        " out-of-range enum values in valid records, shown as Unknown");
+  }
+  if (torn > 0) {
+    std::string line =
+        RegionPrefix(index) + std::to_string(torn) + " torn or in-flight records skipped";
+    if (changed > 0) line += " (" + std::to_string(changed) + " changed while the file was read)";
+    warnings->push_back(line);
+  }
+}
+
+// What the windowed read's cut needs of one valid record.
+struct WindowEntry {
+  uint64_t seq;
+  uint64_t t_enqueue_ns;  // wall, as OpRecord::t_enqueue_ns
+  uint64_t op_index;
+  uint8_t state;  // as OpRecord::state
+  bool p2p;
+};
+
 }  // namespace
 
 RegionOutcome ReadRegionDesc(BoundedView image, const ImageLayout& layout, uint32_t index,
@@ -356,17 +418,117 @@ RegionOutcome ReadRegion(BoundedView image, const ImageLayout& layout, uint32_t 
   uint64_t bad_enums = 0;
   uint64_t changed = 0;
   ReadRecords(image, layout, index, comm->head, live, comm, &bad_enums, &changed);
-  if (bad_enums > 0) {
-    warnings->push_back(RegionPrefix(index) + std::to_string(bad_enums) +
-                        " out-of-range enum values in valid records, shown as Unknown");
-  }
-  if (comm->torn > 0) {
-    std::string line =
-        RegionPrefix(index) + std::to_string(comm->torn) + " torn or in-flight records skipped";
-    if (changed > 0) line += " (" + std::to_string(changed) + " changed while the file was read)";
-    warnings->push_back(line);
-  }
+  RecordWarnings(index, bad_enums, comm->torn, changed, warnings);
   return RegionOutcome::kRead;
+}
+
+bool ReadRegionsWindowed(BoundedView image, const ImageLayout& layout, const ReadWindow& window,
+                         ProcessSnapshot* snapshot) {
+  // One per reader thread, reused file after file (like the image buffer).
+  thread_local std::vector<WindowEntry> entries;
+  thread_local std::vector<size_t> ends;  // per comm: its entries end here
+  entries.clear();
+  ends.clear();
+  bool inferred = false;
+  // Pass 1: every slot checked as ReadRecords does, with the same warnings;
+  // a valid record leaves only what the cut needs.
+  for (uint32_t index = 0; index < layout.max_regions; ++index) {
+    CommSnapshot comm;
+    if (ReadRegionDesc(image, layout, index, &comm, &snapshot->warnings) != RegionOutcome::kRead) {
+      continue;
+    }
+    const uint64_t region_base = RegionBase(layout, index);
+    uint64_t bad_enums = 0;
+    for (uint64_t seq = comm.overwritten; seq < comm.head; ++seq) {
+      const uint64_t slot_off = (seq & (layout.capacity - 1)) * format::kRecordSize;
+      Record rec;
+      bool changed = false;
+      if (!CheckSlot(image, false, LiveSlots{}, region_base + slot_off, slot_off, seq,
+                     layout.version_minor, &rec, &changed)) {
+        ++comm.torn;
+        continue;
+      }
+      bad_enums += BadEnums(rec, layout.version_minor);
+      WindowEntry e;
+      e.seq = seq;
+      e.t_enqueue_ns = layout.MonoToWall(rec.t_enqueue_ns);
+      e.op_index = rec.op_index;
+      e.state = InRange(rec.state, format::kNumOpStates);
+      e.p2p = (rec.flags & format::kFlagP2p) != 0;
+      if ((rec.flags & format::kFlagNoCompletion) != 0 && e.state < format::kOpDone) {
+        inferred = true;
+      }
+      entries.push_back(e);
+    }
+    RecordWarnings(index, bad_enums, comm.torn, 0, &snapshot->warnings);
+    snapshot->comms.push_back(std::move(comm));
+    ends.push_back(entries.size());
+  }
+  // The cut (record_window.cc, CutTime): the enqueue time of the newest
+  // `full` records of the file. Ops whose completion stream order decides
+  // need every record (InferStreamOrderCompletion): then nothing is cut.
+  const bool trim = !inferred && entries.size() > window.full;
+  window_rules::Cut cut;
+  if (trim) {
+    thread_local std::vector<uint64_t> times;
+    times.resize(entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) times[i] = entries[i].t_enqueue_ns;
+    const size_t drop = times.size() - static_cast<size_t>(window.full);
+    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(drop), times.end());
+    cut.time = times[drop];
+    cut.p2p = entries.size() <= window.share;
+  }
+  // Pass 2: the kept records decoded, signatures of the dropped
+  // collectives (record_window.cc, Trim).
+  thread_local std::vector<CollSig> sigs;
+  uint64_t unused_bad = 0;  // counted in pass 1
+  size_t begin = 0;
+  for (size_t k = 0; k < snapshot->comms.size(); ++k) {
+    CommSnapshot& c = snapshot->comms[k];
+    const size_t end = ends[k];
+    const uint64_t region_base = RegionBase(layout, c.region_index);
+    auto record_at = [&](uint64_t seq) {
+      Record rec;
+      image.Read(region_base + (seq & (layout.capacity - 1)) * format::kRecordSize, &rec);
+      return rec;  // checked in pass 1
+    };
+    auto kept = [&](const WindowEntry& e) {
+      return !trim || window_rules::Kept(cut, c.flags, e.t_enqueue_ns, e.state, e.p2p);
+    };
+    uint64_t lo = UINT64_MAX, hi = 0;
+    size_t n_kept = 0;
+    for (size_t i = begin; i < end; ++i) {
+      const WindowEntry& e = entries[i];
+      if (kept(e)) {
+        ++n_kept;
+      } else if (!e.p2p) {
+        lo = std::min(lo, e.op_index);
+        hi = std::max(hi, e.op_index);
+      }
+    }
+    const bool history =
+        window.signature != nullptr && lo != UINT64_MAX && hi - lo < window_rules::kMaxHistorySpan;
+    if (history) {
+      c.history_first = lo;
+      sigs.assign(static_cast<size_t>(hi - lo + 1), CollSig{});
+    }
+    c.records.reserve(n_kept);
+    for (size_t i = begin; i < end; ++i) {
+      const WindowEntry& e = entries[i];
+      if (kept(e)) {
+        c.records.push_back(ToOpRecord(record_at(e.seq), e.seq, layout, &unused_bad));
+        continue;
+      }
+      ++c.trimmed;
+      if (!history || e.p2p) continue;
+      CollSig& slot = sigs[static_cast<size_t>(e.op_index - lo)];
+      // Once per index, the first record (as JobIndex::FindColl picks).
+      if (!slot.held()) slot = window.signature(SignatureFields(record_at(e.seq), layout));
+    }
+    if (history) c.history.Assign(sigs);
+    begin = end;
+  }
+  return !inferred;
 }
 
 uint64_t ReadLiveSlots(const LiveFile& live, const ImageLayout& layout, uint32_t index,

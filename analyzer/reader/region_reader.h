@@ -11,6 +11,7 @@
 #include "analyzer/reader/bounded_view.h"
 #include "analyzer/reader/image_header.h"
 #include "analyzer/reader/snapshot.h"
+#include "analyzer/reader/snapshot_reader.h"
 
 namespace flightrec {
 
@@ -57,6 +58,16 @@ enum class RegionOutcome {
 RegionOutcome ReadRegion(BoundedView image, const ImageLayout& layout, uint32_t index,
                          CommSnapshot* comm, std::vector<std::string>* warnings,
                          const LiveFile* live = nullptr);
+
+// ReadRegion for every region of an immutable image (a dump), keeping in
+// full only the records `window` keeps (snapshot_reader.h, ReadWindow):
+// every slot is checked and counted as ReadRegion does, with the same
+// warnings, but only kept records are decoded; the dropped collectives
+// leave their signatures. Returns false when the image holds ops whose
+// completion is inferred from stream order: then every valid record is
+// returned, untrimmed, for TrimToWindow after the inference.
+bool ReadRegionsWindowed(BoundedView image, const ImageLayout& layout, const ReadWindow& window,
+                         ProcessSnapshot* snapshot);
 
 // ReadRegion without the records: the descriptor's identity, head and
 // counters (comm->records stays empty, comm->torn 0).

@@ -97,31 +97,40 @@ bool StartsLikeOurs(const uint8_t* head, uint64_t n) {
   return reader_internal::IsZstdFrame(v) || magic == format::Magic();
 }
 
-// Parses an uncompressed image already in memory.
+// Parses an uncompressed image already in memory; `window` applies only to
+// an immutable image (no `live` file).
 ReadResult ParseImage(BoundedView image, const std::string& name, const ReadLimits& limits,
-                      ProcessSnapshot snapshot, const reader_internal::LiveFile* live) {
+                      ProcessSnapshot snapshot, const reader_internal::LiveFile* live,
+                      const ReadWindow* window) {
   ImageLayout layout;
   std::string error;
   if (!reader_internal::ParseHeader(image, limits.max_image_size, &snapshot, &layout, &error)) {
     return Fail(name, error);
   }
-  for (uint32_t i = 0; i < layout.max_regions; ++i) {
-    CommSnapshot comm;
-    if (reader_internal::ReadRegion(image, layout, i, &comm, &snapshot.warnings, live) ==
-        RegionOutcome::kRead) {
-      snapshot.comms.push_back(std::move(comm));
+  bool windowed = false;
+  if (window != nullptr && live == nullptr) {
+    windowed = reader_internal::ReadRegionsWindowed(image, layout, *window, &snapshot);
+  } else {
+    for (uint32_t i = 0; i < layout.max_regions; ++i) {
+      CommSnapshot comm;
+      if (reader_internal::ReadRegion(image, layout, i, &comm, &snapshot.warnings, live) ==
+          RegionOutcome::kRead) {
+        snapshot.comms.push_back(std::move(comm));
+      }
     }
   }
   InferStreamOrderCompletion(&snapshot);  // kFlagNoCompletion ops (stream_order.h)
   ReadResult r;
   r.ok = true;
+  r.windowed = windowed;
   r.snapshot = std::move(snapshot);
   return r;
 }
 
 // ReadSnapshotBytes; `live` is the ring file the bytes were read from, if any.
 ReadResult ReadImageBytes(const uint8_t* data, size_t size, const std::string& name,
-                          const ReadLimits& limits, const reader_internal::LiveFile* live) {
+                          const ReadLimits& limits, const reader_internal::LiveFile* live,
+                          const ReadWindow* window) {
   BoundedView bytes{data, data == nullptr ? 0 : size};
   ProcessSnapshot snapshot;
   snapshot.path = name;
@@ -130,7 +139,7 @@ ReadResult ReadImageBytes(const uint8_t* data, size_t size, const std::string& n
       return Fail(name, std::to_string(bytes.size) + " bytes exceeds the limit of " +
                             std::to_string(limits.max_image_size));
     }
-    return ParseImage(bytes, name, limits, std::move(snapshot), live);
+    return ParseImage(bytes, name, limits, std::move(snapshot), live, window);
   }
   // Reused by every file this thread reads (see DecompressImage); the
   // parsed snapshot copies what it keeps, so nothing points into it.
@@ -145,17 +154,18 @@ ReadResult ReadImageBytes(const uint8_t* data, size_t size, const std::string& n
   snapshot.compressed_size = bytes.size;
   // A dump is an immutable image: nothing to re-check against its file.
   return ParseImage(BoundedView{image.data(), image_size}, name, limits, std::move(snapshot),
-                    nullptr);
+                    nullptr, window);
 }
 
 }  // namespace
 
 ReadResult ReadSnapshotBytes(const uint8_t* data, size_t size, const std::string& name,
                              const ReadLimits& limits) {
-  return ReadImageBytes(data, size, name, limits, nullptr);
+  return ReadImageBytes(data, size, name, limits, nullptr, nullptr);
 }
 
-ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits) {
+ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits,
+                            const ReadWindow* window) {
   struct stat st;
   std::string error;
   const int fd = reader_internal::OpenTrusted(path, &st, &error);
@@ -190,7 +200,7 @@ ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits) {
   // The file stays open while it is parsed: a ring's records are re-checked
   // against it (region_reader.h, LiveFile).
   const reader_internal::LiveFile live{fd};
-  ReadResult r = ReadImageBytes(bytes.data(), bytes.size(), path, limits, &live);
+  ReadResult r = ReadImageBytes(bytes.data(), bytes.size(), path, limits, &live, window);
   close(fd);
   return r;
 }

@@ -34,6 +34,25 @@ struct ReadResult {
   bool ok = false;
   ProcessSnapshot snapshot;  // meaningful only when ok
   std::string error;         // "<name>: <problem>" when !ok
+  // The read applied its ReadWindow: the snapshot holds what the window
+  // keeps and is not to be trimmed again.
+  bool windowed = false;
+};
+
+// A windowed read: what analyzer/model/record_window.h's TrimToWindow would
+// keep of the file, applied while the image is parsed, so that the records
+// it drops are checked (commit, checksum, enum ranges: the same torn counts
+// and warnings) but never decoded into OpRecords. Applies to dumps (an
+// immutable image); a ring, and a dump holding ops whose completion is
+// inferred from stream order (stream_order.h: that inference needs every
+// record), are read whole and returned with windowed false.
+struct ReadWindow {
+  uint64_t full = UINT64_MAX;   // WindowPolicy::full
+  uint64_t share = UINT64_MAX;  // WindowPolicy::share
+  // The signature kept for a dropped collective (analysis::SigOf); it reads
+  // op_index, nccl_seq, count, root_or_peer, func, datatype, flags and
+  // api_datatype only.
+  CollSig (*signature)(const OpRecord&) = nullptr;
 };
 
 struct ReadLimits {
@@ -46,7 +65,9 @@ struct ReadLimits {
 // mapping would SIGBUS us). Files larger than the limit are rejected before
 // any allocation; a symlink, a FIFO or another non-regular file, and a file
 // ReadTrust() does not believe, are refused before any byte is read.
-ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits = {});
+// With `window`, a dump is read windowed (ReadWindow).
+ReadResult ReadSnapshotFile(const std::string& path, const ReadLimits& limits = {},
+                            const ReadWindow* window = nullptr);
 
 // Parses bytes already in memory. `name` is used in messages and stored as
 // snapshot.path. zstd frames are decompressed first.

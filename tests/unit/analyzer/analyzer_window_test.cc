@@ -3,6 +3,9 @@
 // older ops compared through their signatures and re-read when described.
 #include <gtest/gtest.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+
 #include <algorithm>
 #include <atomic>
 #include <string>
@@ -12,6 +15,8 @@
 #include "analyzer/model/coll_signature.h"
 #include "analyzer/model/job_index.h"
 #include "analyzer/model/record_window.h"
+#include "analyzer/reader/snapshot_reader.h"
+#include "tests/unit/reader/image_builder.h"
 #include "unit/analyzer/synthetic_job.h"
 
 namespace flightrec {
@@ -393,6 +398,160 @@ TEST(RecordWindowTest, ABigJobRunsThePassesInParallelWithTheSameFindings) {
   for (size_t i = 0; i < a.result.findings.size(); ++i) {
     EXPECT_EQ(a.result.findings[i].summary, b.result.findings[i].summary);
   }
+}
+
+// A dump as the recorder leaves it after a long run: wrapped regions, a
+// torn slot, out-of-range enums, p2p records in a region that does not
+// track completion, and ops not done, the comms' enqueue times interleaved
+// so that the one time cut falls inside each of them.
+test_support::ImageBuilder LongDump() {
+  using test_support::ImageBuilder;
+  using test_support::kCreatedMono;
+  ImageBuilder b(4, 64);
+  b.Claim(0, 0x10, 0, 8, "world").flags = format::kRegionCompletionTracked;
+  b.Claim(1, 0x20, 1, 2, "tp").flags = format::kRegionCompletionTracked;
+  b.Claim(2, 0x30, 0, 2, "pp");  // region 3 stays free
+  for (uint64_t i = 0; i < 100; ++i) {
+    format::Record r = ImageBuilder::Coll(i, 100 + i);
+    r.t_enqueue_ns = kCreatedMono + 3000 * (i + 1);
+    r.state = i < 97 ? format::kOpDone : format::kOpRunning;
+    if (i == 60) r.func = 200;  // out of range: Unknown, counted
+    if (i == 70) r.api_datatype = 99;
+    if (i == 41) r.state = format::kOpEnqueued;  // old, pending: kept
+    b.Append(0, r);
+  }
+  b.Slot(0, 80).count = 7;  // after the checksum: torn
+  for (uint64_t i = 0; i < 50; ++i) {
+    format::Record r = ImageBuilder::Coll(i, 10);
+    r.t_enqueue_ns = kCreatedMono + 6000 * (i + 1) + 1000;
+    r.state = format::kOpDone;
+    if (i == 10) r.datatype = 99;
+    r.func = i % 3 == 0 ? format::kFuncBroadcast : format::kFuncAllReduce;
+    r.root_or_peer = static_cast<int32_t>(i % 2);
+    b.Append(1, r);
+  }
+  for (uint64_t i = 0; i < 40; ++i) {
+    format::Record r = ImageBuilder::Coll(i / 2, 5 + i);
+    r.t_enqueue_ns = kCreatedMono + 7000 * (i + 1) + 2000;
+    if (i % 2 == 1) {
+      r.flags = format::kFlagP2p;
+      r.func = format::kFuncSend;
+      r.root_or_peer = 1;
+    }
+    b.Append(2, r);
+  }
+  return b;
+}
+
+std::string WriteScratchFile(const std::string& name, const std::vector<uint8_t>& bytes) {
+  const char* dir = getenv("TMPDIR");
+  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
+  FILE* f = fopen(path.c_str(), "wb");
+  EXPECT_NE(f, nullptr) << path;
+  if (f == nullptr) return path;
+  EXPECT_EQ(fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+  fclose(f);
+  return path;
+}
+
+void ExpectSameRecord(const OpRecord& a, const OpRecord& b) {
+  EXPECT_EQ(a.slot_seq, b.slot_seq);
+  EXPECT_EQ(a.op_index, b.op_index);
+  EXPECT_EQ(a.nccl_seq, b.nccl_seq);
+  EXPECT_EQ(a.count, b.count);
+  EXPECT_EQ(a.bytes, b.bytes);
+  EXPECT_EQ(a.root_or_peer, b.root_or_peer);
+  EXPECT_EQ(a.func, b.func);
+  EXPECT_EQ(a.datatype, b.datatype);
+  EXPECT_EQ(a.api_datatype, b.api_datatype);
+  EXPECT_EQ(a.flags, b.flags);
+  EXPECT_EQ(a.state, b.state);
+  EXPECT_EQ(a.t_enqueue_ns, b.t_enqueue_ns);
+  EXPECT_EQ(a.gpu_start_ns, b.gpu_start_ns);
+  EXPECT_EQ(a.t_last_progress_ns, b.t_last_progress_ns);
+}
+
+// Everything the windowed load keeps of a file: warnings, counts, records,
+// signatures.
+void ExpectSameSnapshot(const ProcessSnapshot& a, const ProcessSnapshot& b) {
+  EXPECT_EQ(a.warnings, b.warnings);
+  ASSERT_EQ(a.comms.size(), b.comms.size());
+  for (size_t c = 0; c < a.comms.size(); ++c) {
+    SCOPED_TRACE(a.comms[c].name);
+    const CommSnapshot& x = a.comms[c];
+    const CommSnapshot& y = b.comms[c];
+    EXPECT_EQ(x.region_index, y.region_index);
+    EXPECT_EQ(x.head, y.head);
+    EXPECT_EQ(x.overwritten, y.overwritten);
+    EXPECT_EQ(x.torn, y.torn);
+    EXPECT_EQ(x.trimmed, y.trimmed);
+    EXPECT_EQ(x.history_first, y.history_first);
+    ASSERT_EQ(x.history.size(), y.history.size());
+    for (size_t k = 0; k < x.history.size(); ++k) {
+      EXPECT_EQ(x.history[k].sig, y.history[k].sig) << k;
+      EXPECT_EQ(x.history[k].seq_lo, y.history[k].seq_lo) << k;
+    }
+    ASSERT_EQ(x.records.size(), y.records.size());
+    for (size_t i = 0; i < x.records.size(); ++i) ExpectSameRecord(x.records[i], y.records[i]);
+  }
+}
+
+// The windowed read of a dump (ReadWindow: dropped records checked but
+// never decoded) keeps exactly what TrimToWindow keeps of the dump read
+// whole, whatever the window and the memory share.
+TEST(RecordWindowTest, AWindowedReadOfADumpKeepsWhatTrimmingTheWholeReadKeeps) {
+  const std::string path = WriteScratchFile("windowed.frdump", LongDump().DumpBytes());
+  const ReadResult whole = ReadSnapshotFile(path);
+  ASSERT_TRUE(whole.ok) << whole.error;
+  EXPECT_FALSE(whole.windowed);
+  ASSERT_FALSE(whole.snapshot.warnings.empty());  // the enums and the torn slot
+  for (const analysis::WindowPolicy policy :
+       {analysis::WindowPolicy{10, UINT64_MAX}, analysis::WindowPolicy{10, 20},
+        analysis::WindowPolicy{57, 80}, analysis::WindowPolicy{1, 1},
+        analysis::WindowPolicy{500, 500}}) {
+    SCOPED_TRACE(std::to_string(policy.full) + "/" + std::to_string(policy.share));
+    ProcessSnapshot trimmed = whole.snapshot;
+    analysis::TrimToWindow(policy, &trimmed);
+    const ReadWindow window = analysis::ReadWindowFor(policy);
+    const ReadResult windowed = ReadSnapshotFile(path, ReadLimits{}, &window);
+    ASSERT_TRUE(windowed.ok) << windowed.error;
+    EXPECT_TRUE(windowed.windowed);
+    ExpectSameSnapshot(trimmed, windowed.snapshot);
+    uint64_t dropped = 0, signatures = 0;
+    for (const CommSnapshot& c : windowed.snapshot.comms) {
+      dropped += c.trimmed;
+      signatures += c.history.size();
+    }
+    EXPECT_EQ(dropped > 0, policy.full < 100);
+    EXPECT_EQ(signatures > 0, policy.full < 100);
+  }
+  // A ring is re-checked against its file: read whole, trimmed afterwards.
+  const std::string ring = WriteScratchFile("windowed.ring", LongDump().Bytes());
+  const ReadWindow window = analysis::ReadWindowFor(analysis::WindowPolicy{10, 20});
+  const ReadResult r = ReadSnapshotFile(ring, ReadLimits{}, &window);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_FALSE(r.windowed);
+}
+
+// An op whose completion stream order decides (kFlagNoCompletion, not
+// done) needs every record of its process: such a dump is returned whole,
+// not windowed, and trimmed after the inference.
+TEST(RecordWindowTest, ADumpWithOpsCompletedByStreamOrderIsReadWhole) {
+  test_support::ImageBuilder b = LongDump();
+  format::Record r = test_support::ImageBuilder::Coll(50, 1);
+  r.flags = format::kFlagNoCompletion;
+  r.stream = 5;
+  r.t_enqueue_ns = test_support::kCreatedMono + 1;
+  b.Append(1, r);
+  const std::string path = WriteScratchFile("inferred.frdump", b.DumpBytes());
+  const ReadWindow window = analysis::ReadWindowFor(analysis::WindowPolicy{10, 20});
+  const ReadResult windowed = ReadSnapshotFile(path, ReadLimits{}, &window);
+  ASSERT_TRUE(windowed.ok) << windowed.error;
+  EXPECT_FALSE(windowed.windowed);
+  const ReadResult whole = ReadSnapshotFile(path);
+  ASSERT_TRUE(whole.ok) << whole.error;
+  ExpectSameSnapshot(whole.snapshot, windowed.snapshot);
+  for (const CommSnapshot& c : windowed.snapshot.comms) EXPECT_EQ(c.trimmed, 0u);
 }
 
 }  // namespace
