@@ -15,8 +15,8 @@
 //    slow link): FlightrecSlowLink, and no straggler.
 // While each job runs `flightrec status` names the same rank (or none), and
 // `flightrec analyze` on the finished job's files does too. At 8 ranks the
-// GPU-side straggler is named once more with the exporter in node mode
-// (--detail node).
+// GPU-side straggler job is watched by a second stack too, its exporter in
+// node mode (--detail node), which names the same rank.
 // Waits are liveness bounds; the 60 s to name a straggler is the issue's
 // acceptance bound.
 #include <gtest/gtest.h>
@@ -93,13 +93,26 @@ class FailSlowJob : public ::testing::Test {
     job_.dir = MakeTempDir("failslow");
     job_.ring_dir = job_.dir + "/rings";
     mkdir(job_.ring_dir.c_str(), 0755);
-    stack_.reset(new PromStack(job_.ring_dir, ShippedRules(), ExporterArgs()));
+    stack_.reset(new PromStack(job_.ring_dir, ShippedRules()));
     ASSERT_TRUE(stack_->ok()) << stack_->Logs();
     ASSERT_TRUE(stack_->Ready()) << stack_->Logs();
   }
-  virtual std::string ExporterArgs() const { return ""; }
+  // A second stack on the same rings, its exporter started with
+  // `exporter_args`: Poll records its alerts apart (node_seen_).
+  void AddNodeStack(const std::string& exporter_args) {
+    node_stack_.reset(new PromStack(job_.ring_dir, ShippedRules(), exporter_args));
+    ASSERT_TRUE(node_stack_->ok()) << node_stack_->Logs();
+    ASSERT_TRUE(node_stack_->Ready()) << node_stack_->Logs();
+  }
+  // Makes the second stack (and what Poll saw of it) the one the
+  // assertions read, and the first the second.
+  void SwapStacks() {
+    std::swap(stack_, node_stack_);
+    std::swap(seen_, node_seen_);
+  }
   void TearDown() override {
     launcher_.reset();
+    node_stack_.reset();
     stack_.reset();
     if (!HasFailure()) RunShell("rm -rf " + Quote(job_.dir));
   }
@@ -117,19 +130,25 @@ class FailSlowJob : public ::testing::Test {
   // Polls the alerts (pending or firing) every 0.5 s until `done()` holds
   // and `linger_s` more seconds passed, or `bound_s` after the start;
   // records every distinct (alert, pid, comm, side) the first time it is
-  // seen. While the job runs, runs `flightrec status --json` each time.
+  // seen (of the second stack too, if any). While the job runs, runs
+  // `flightrec status --json` each time.
   void Poll(const std::function<bool()>& done, double linger_s, double bound_s) {
     double done_at = -1;
     while (Since(started_) < bound_s) {
-      for (const json& a : stack_->Alerts()) {
-        const std::string key = a.value("alertname", "") + "/" + a.value("pid", "") + "/" +
-                                a.value("comm", "") + "/" + a.value("side", "");
-        if (seen_.count(key) == 0) seen_[key] = Seen{Since(started_), a};
-      }
+      Record(*stack_, &seen_);
+      if (node_stack_) Record(*node_stack_, &node_seen_);
       if (launcher_->running()) TakeStatus();
       if (done_at < 0 && done()) done_at = Since(started_);
       if (done_at >= 0 && Since(started_) >= done_at + linger_s) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
+
+  void Record(PromStack& stack, std::map<std::string, Seen>* seen) {
+    for (const json& a : stack.Alerts()) {
+      const std::string key = a.value("alertname", "") + "/" + a.value("pid", "") + "/" +
+                              a.value("comm", "") + "/" + a.value("side", "");
+      if (seen->count(key) == 0) (*seen)[key] = Seen{Since(started_), a};
     }
   }
 
@@ -160,9 +179,11 @@ class FailSlowJob : public ::testing::Test {
   }
 
   // The alerts of one name seen, first sighting each.
-  std::vector<Seen> SeenOf(const std::string& alertname) const {
+  std::vector<Seen> SeenOf(const std::string& alertname) const { return SeenIn(seen_, alertname); }
+  static std::vector<Seen> SeenIn(const std::map<std::string, Seen>& seen,
+                                  const std::string& alertname) {
     std::vector<Seen> out;
-    for (const auto& kv : seen_) {
+    for (const auto& kv : seen) {
       if (kv.second.labels.value("alertname", "") == alertname) out.push_back(kv.second);
     }
     return out;
@@ -261,9 +282,11 @@ class FailSlowJob : public ::testing::Test {
   std::string summary_;
   json summary_json_;
   std::unique_ptr<PromStack> stack_;
+  std::unique_ptr<PromStack> node_stack_;  // AddNodeStack's
   std::unique_ptr<Spawned> launcher_;
   Clock::time_point started_;
   std::map<std::string, Seen> seen_;
+  std::map<std::string, Seen> node_seen_;
   json status_;  // the latest status report naming a straggler
   int statuses_ = 0;
 };
@@ -284,11 +307,28 @@ TEST_F(FAILSLOW_SUITE, CpuSideStragglerIsNamedAndNotItsPartners) {
   ExpectStraggler(kLayout.cpu_rank, "cpu");
 }
 
+// At 8 ranks the same job is watched by a second stack whose exporter is in
+// node mode (--detail node): the rules see the same per-rank sync counters,
+// so the same rank is named there too.
 TEST_F(FAILSLOW_SUITE, GpuSideStragglerIsNamedAndNotItsPartners) {
+  const bool node_mode = kLayout.ranks == 8;
+  if (node_mode) AddNodeStack("--detail node");
+  if (HasFatalFailure()) return;
   Start(Base(kLayout.slow_ops, "fs-gpu") +
         "--fault gpu-slow:rank=" + std::to_string(kLayout.gpu_rank) + ":us=" + Us());
-  Poll([this] { return Named("FlightrecStraggler") && status_.is_object(); }, 5, 75);
+  Poll(
+      [this, node_mode] {
+        return Named("FlightrecStraggler") && status_.is_object() &&
+               (!node_mode || !SeenIn(node_seen_, "FlightrecStraggler").empty());
+      },
+      5, 75);
   Finish();
+  ExpectStraggler(kLayout.gpu_rank, "gpu");
+  if (!node_mode) return;
+  SCOPED_TRACE("exporter in node mode (--detail node)");
+  SwapStacks();
+  // Node mode: no per-rank histogram reached Prometheus.
+  EXPECT_LT(stack_->Query("count(flightrec_collective_duration_seconds_count{pid!=\"\"})"), 0);
   ExpectStraggler(kLayout.gpu_rank, "gpu");
 }
 
@@ -314,25 +354,6 @@ TEST_F(FAILSLOW_SUITE, ASlowLinkIsItsOwnFindingAndNamesNoStraggler) {
               kLayout.ranks, link[0].at_s, link[0].labels.value("comm", "").c_str(), link.size());
   ExpectNoStraggler();
 }
-
-#if FLIGHTREC_FAILSLOW_RANKS == 8
-// The exporter in node mode (--detail node): the rules see the same per-rank
-// sync counters, so the same rank is named.
-class FailSlowNodeDetailJob : public FailSlowJob {
- protected:
-  std::string ExporterArgs() const override { return "--detail node"; }
-};
-
-TEST_F(FailSlowNodeDetailJob, GpuSideStragglerIsNamedInNodeMode) {
-  Start(Base(kLayout.slow_ops, "fs-node") +
-        "--fault gpu-slow:rank=" + std::to_string(kLayout.gpu_rank) + ":us=" + Us());
-  Poll([this] { return Named("FlightrecStraggler") && status_.is_object(); }, 5, 75);
-  Finish();
-  // Node mode: no per-rank histogram reached Prometheus.
-  EXPECT_LT(stack_->Query("count(flightrec_collective_duration_seconds_count{pid!=\"\"})"), 0);
-  ExpectStraggler(kLayout.gpu_rank, "gpu");
-}
-#endif
 
 }  // namespace
 }  // namespace itest
