@@ -1,6 +1,7 @@
 #include "analyzer/reader/region_reader.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include <algorithm>
 #include <atomic>
@@ -32,15 +33,32 @@ uint8_t CheckedEnum(uint8_t value, uint8_t limit, uint64_t* bad) {
   return 0;
 }
 
-// How many enum values of `r` ToOpRecord shows as Unknown: one count per
-// InRange below that replaced its value.
-uint64_t BadEnums(const Record& r, uint16_t version_minor) {
-  uint64_t bad = uint64_t{r.func >= format::kNumFuncs} + (r.datatype >= format::kNumDataTypes) +
-                 (r.algo >= format::kNumAlgos) + (r.proto >= format::kNumProtos) +
-                 (r.state >= format::kNumOpStates);
-  if (version_minor >= format::kApiDatatypeMinor) bad += r.api_datatype >= format::kNumDataTypes;
-  if (version_minor >= format::kNcclTodayMinor && (r.flags & format::kFlagSymmetric) != 0) {
-    bad += r.proto >= format::kNumKernelVariants;
+// A field of the record whose bytes start at `rec` (memcpy: the image
+// makes no alignment promise).
+template <typename T>
+T FieldAt(const uint8_t* rec, size_t offset) {
+  T v;
+  memcpy(&v, rec + offset, sizeof(T));
+  return v;
+}
+
+// How many enum values of the record at `rec` ToOpRecord shows as Unknown:
+// one count per InRange there that replaced its value.
+uint64_t BadEnums(const uint8_t* rec, uint16_t version_minor) {
+  const uint8_t func = rec[offsetof(Record, func)];
+  const uint8_t datatype = rec[offsetof(Record, datatype)];
+  const uint8_t algo = rec[offsetof(Record, algo)];
+  const uint8_t proto = rec[offsetof(Record, proto)];
+  const uint8_t state = rec[offsetof(Record, state)];
+  uint64_t bad = uint64_t{func >= format::kNumFuncs} + (datatype >= format::kNumDataTypes) +
+                 (algo >= format::kNumAlgos) + (proto >= format::kNumProtos) +
+                 (state >= format::kNumOpStates);
+  if (version_minor >= format::kApiDatatypeMinor) {
+    bad += rec[offsetof(Record, api_datatype)] >= format::kNumDataTypes;
+  }
+  if (version_minor >= format::kNcclTodayMinor &&
+      (rec[offsetof(Record, flags)] & format::kFlagSymmetric) != 0) {
+    bad += proto >= format::kNumKernelVariants;
   }
   return bad;
 }
@@ -129,7 +147,7 @@ OpRecord ToOpRecord(const Record& r, uint64_t seq, const ImageLayout& layout, ui
     op.phase_compute_channels = r.phase_compute_channels;
     op.phase_final_channels = r.phase_final_channels;
   }
-  *bad += BadEnums(r, layout.version_minor);
+  *bad += BadEnums(reinterpret_cast<const uint8_t*>(&r), layout.version_minor);
   op.t_api_ns = layout.MonoToWall(r.t_api_ns);
   op.t_enqueue_ns = layout.MonoToWall(r.t_enqueue_ns);
   op.t_enqueued_ns = layout.MonoToWall(r.t_enqueued_ns);
@@ -144,18 +162,19 @@ OpRecord ToOpRecord(const Record& r, uint64_t seq, const ImageLayout& layout, ui
 }
 
 // Of ToOpRecord's fields, those a collective's signature reads
-// (ReadWindow::signature), decoded by the same rules.
-OpRecord SignatureFields(const Record& r, const ImageLayout& layout) {
+// (ReadWindow::signature), decoded by the same rules from the record whose
+// bytes start at `rec`.
+OpRecord SignatureFields(const uint8_t* rec, const ImageLayout& layout) {
   OpRecord op;
-  op.op_index = r.op_index;
-  op.nccl_seq = r.nccl_seq;
-  op.count = r.count;
-  op.root_or_peer = r.root_or_peer;
-  op.func = InRange(r.func, format::kNumFuncs);
-  op.datatype = InRange(r.datatype, format::kNumDataTypes);
-  op.flags = r.flags;
+  op.op_index = FieldAt<uint64_t>(rec, offsetof(Record, op_index));
+  op.nccl_seq = FieldAt<uint64_t>(rec, offsetof(Record, nccl_seq));
+  op.count = FieldAt<uint64_t>(rec, offsetof(Record, count));
+  op.root_or_peer = FieldAt<int32_t>(rec, offsetof(Record, root_or_peer));
+  op.func = InRange(rec[offsetof(Record, func)], format::kNumFuncs);
+  op.datatype = InRange(rec[offsetof(Record, datatype)], format::kNumDataTypes);
+  op.flags = rec[offsetof(Record, flags)];
   if (layout.version_minor >= format::kApiDatatypeMinor) {
-    op.api_datatype = InRange(r.api_datatype, format::kNumDataTypes);
+    op.api_datatype = InRange(rec[offsetof(Record, api_datatype)], format::kNumDataTypes);
   }
   return op;
 }
@@ -441,23 +460,25 @@ bool ReadRegionsWindowed(BoundedView image, const ImageLayout& layout, const Rea
     uint64_t bad_enums = 0;
     for (uint64_t seq = comm.overwritten; seq < comm.head; ++seq) {
       const uint64_t slot_off = (seq & (layout.capacity - 1)) * format::kRecordSize;
-      Record rec;
-      bool changed = false;
-      if (!CheckSlot(image, false, LiveSlots{}, region_base + slot_off, slot_off, seq,
-                     layout.version_minor, &rec, &changed)) {
+      // CheckSlot's test for an immutable image, on the bytes in place.
+      BoundedView slot;
+      if (!image.Sub(region_base + slot_off, format::kRecordSize, &slot) ||
+          FieldAt<uint64_t>(slot.data, offsetof(Record, commit)) != seq + 1 ||
+          format::RecordChecksumFor(layout.version_minor, slot.data, seq) !=
+              FieldAt<uint32_t>(slot.data, offsetof(Record, checksum))) {
         ++comm.torn;
         continue;
       }
+      const uint8_t* rec = slot.data;
       bad_enums += BadEnums(rec, layout.version_minor);
+      const uint8_t flags = rec[offsetof(Record, flags)];
       WindowEntry e;
       e.seq = seq;
-      e.t_enqueue_ns = layout.MonoToWall(rec.t_enqueue_ns);
-      e.op_index = rec.op_index;
-      e.state = InRange(rec.state, format::kNumOpStates);
-      e.p2p = (rec.flags & format::kFlagP2p) != 0;
-      if ((rec.flags & format::kFlagNoCompletion) != 0 && e.state < format::kOpDone) {
-        inferred = true;
-      }
+      e.t_enqueue_ns = layout.MonoToWall(FieldAt<uint64_t>(rec, offsetof(Record, t_enqueue_ns)));
+      e.op_index = FieldAt<uint64_t>(rec, offsetof(Record, op_index));
+      e.state = InRange(rec[offsetof(Record, state)], format::kNumOpStates);
+      e.p2p = (flags & format::kFlagP2p) != 0;
+      if ((flags & format::kFlagNoCompletion) != 0 && e.state < format::kOpDone) inferred = true;
       entries.push_back(e);
     }
     RecordWarnings(index, bad_enums, comm.torn, 0, &snapshot->warnings);
@@ -487,10 +508,9 @@ bool ReadRegionsWindowed(BoundedView image, const ImageLayout& layout, const Rea
     CommSnapshot& c = snapshot->comms[k];
     const size_t end = ends[k];
     const uint64_t region_base = RegionBase(layout, c.region_index);
-    auto record_at = [&](uint64_t seq) {
-      Record rec;
-      image.Read(region_base + (seq & (layout.capacity - 1)) * format::kRecordSize, &rec);
-      return rec;  // checked in pass 1
+    // The bytes of slot sequence `seq`, inside the image (checked in pass 1).
+    auto bytes_at = [&](uint64_t seq) {
+      return image.data + region_base + (seq & (layout.capacity - 1)) * format::kRecordSize;
     };
     auto kept = [&](const WindowEntry& e) {
       return !trim || window_rules::Kept(cut, c.flags, e.t_enqueue_ns, e.state, e.p2p);
@@ -516,14 +536,16 @@ bool ReadRegionsWindowed(BoundedView image, const ImageLayout& layout, const Rea
     for (size_t i = begin; i < end; ++i) {
       const WindowEntry& e = entries[i];
       if (kept(e)) {
-        c.records.push_back(ToOpRecord(record_at(e.seq), e.seq, layout, &unused_bad));
+        Record rec;
+        memcpy(&rec, bytes_at(e.seq), sizeof(rec));
+        c.records.push_back(ToOpRecord(rec, e.seq, layout, &unused_bad));
         continue;
       }
       ++c.trimmed;
       if (!history || e.p2p) continue;
       CollSig& slot = sigs[static_cast<size_t>(e.op_index - lo)];
       // Once per index, the first record (as JobIndex::FindColl picks).
-      if (!slot.held()) slot = window.signature(SignatureFields(record_at(e.seq), layout));
+      if (!slot.held()) slot = window.signature(SignatureFields(bytes_at(e.seq), layout));
     }
     if (history) c.history.Assign(sigs);
     begin = end;
