@@ -62,7 +62,7 @@ run_ctest() {  # run_ctest DIR [ctest args...]: failing test names are kept for 
   return "$rc"
 }
 
-# The later stages' builds (asan, tsan, fuzz) start in the background,
+# The later stages' builds (asan, tsan, fuzz, aarch64) start in the background,
 # at nice 19, once the release build is done: the release, asan and tsan
 # tests mostly wait on emulated jobs, and the compiler takes the CPU they
 # leave (at nice 19 it gets ~1.5 % of a core a test process wants). Each
@@ -81,10 +81,10 @@ build_fuzz() {
 }
 start_prebuilds() {
   local d
-  for d in build-asan build-tsan build-fuzz; do mkdir -p "$d" && rm -f "$d/prebuild.rc"; done
+  for d in build-asan build-tsan build-fuzz build-aarch64; do mkdir -p "$d" && rm -f "$d/prebuild.rc"; done
   (
     renice -n 19 -p "$BASHPID" >/dev/null
-    for d in asan tsan fuzz; do
+    for d in asan tsan fuzz aarch64; do
       t0=$SECONDS
       "build_$d" >"build-$d/prebuild.log" 2>&1
       rc=$?
@@ -154,9 +154,8 @@ fuzz() {
 # its parked range (MAP_FIXED), which qemu-user 7.2 refuses for a shared
 # file mapping whose end is not on an emulated 64 KiB page (a kernel with
 # 64 KiB pages maps it; docs/packaging.md "aarch64").
-aarch64() {
-  local dir=build-aarch64 launcher=() rc=0
-  local skip_labels='^(integration|no_sanitizer|prometheus|browser|golden|layering|fuzz|steady_state)$'
+build_aarch64() {
+  local dir=build-aarch64 launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache
                                             -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   bash scripts/aarch64-binfmt.sh &&
@@ -165,7 +164,13 @@ aarch64() {
       >/dev/null &&
     cmake --build "$dir" -j "$jobs" --target plugin/all recorder/all analyzer/all tests/support/all \
       tests/unit/recorder/all tests/unit/plugin/all tests/unit/reader/all \
-      tests/unit/analyzer/all tests/unit/live/all tests/emulator/all || return 1
+      tests/unit/analyzer/all tests/unit/live/all tests/emulator/all
+}
+aarch64() {
+  local dir=build-aarch64 rc=0
+  local skip_labels='^(integration|no_sanitizer|prometheus|browser|golden|layering|fuzz|steady_state)$'
+  await_prebuild aarch64
+  build_aarch64 || return 1
   run_ctest "$dir" -E '_NOT_BUILT$' -LE "$skip_labels" || rc=1
   echo "--- aarch64 with 64 KiB pages ---"
   QEMU_PAGESIZE=65536 run_ctest "$dir" -LE "$skip_labels" \
