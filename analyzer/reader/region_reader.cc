@@ -179,6 +179,13 @@ OpRecord SignatureFields(const uint8_t* rec, const ImageLayout& layout) {
   return op;
 }
 
+// Whether two SignatureFields have the same arguments: all they hold but
+// op_index and nccl_seq.
+bool SameArguments(const OpRecord& a, const OpRecord& b) {
+  return a.count == b.count && a.root_or_peer == b.root_or_peer && a.func == b.func &&
+         a.datatype == b.datatype && a.flags == b.flags && a.api_datatype == b.api_datatype;
+}
+
 // ToOpRecord's rules, applied to only the fields a LiveOp holds.
 LiveOp ToLiveOp(const Record& r, uint64_t seq, const ImageLayout& layout, uint64_t* bad) {
   LiveOp op;
@@ -503,6 +510,9 @@ bool ReadRegionsWindowed(BoundedView image, const ImageLayout& layout, const Rea
   // collectives (record_window.cc, Trim).
   thread_local std::vector<CollSig> sigs;
   uint64_t unused_bad = 0;  // counted in pass 1
+  OpRecord last_fields;
+  CollSig last_sig;
+  bool have_last = false;
   size_t begin = 0;
   for (size_t k = 0; k < snapshot->comms.size(); ++k) {
     CommSnapshot& c = snapshot->comms[k];
@@ -545,7 +555,16 @@ bool ReadRegionsWindowed(BoundedView image, const ImageLayout& layout, const Rea
       if (!history || e.p2p) continue;
       CollSig& slot = sigs[static_cast<size_t>(e.op_index - lo)];
       // Once per index, the first record (as JobIndex::FindColl picks).
-      if (!slot.held()) slot = window.signature(SignatureFields(bytes_at(e.seq), layout));
+      if (slot.held()) continue;
+      const OpRecord fields = SignatureFields(bytes_at(e.seq), layout);
+      // Consecutive collectives of a comm mostly repeat their arguments:
+      // the hash is then the previous one's (ReadWindow::signature).
+      if (!have_last || !SameArguments(fields, last_fields)) {
+        last_sig = window.signature(fields);
+        last_fields = fields;
+        have_last = true;
+      }
+      slot = CollSig{last_sig.sig, static_cast<uint32_t>(fields.nccl_seq)};
     }
     if (history) c.history.Assign(sigs);
     begin = end;

@@ -49,9 +49,10 @@ struct ReadResult {
 struct ReadWindow {
   uint64_t full = UINT64_MAX;   // WindowPolicy::full
   uint64_t share = UINT64_MAX;  // WindowPolicy::share
-  // The signature kept for a dropped collective (analysis::SigOf); it reads
-  // op_index, nccl_seq, count, root_or_peer, func, datatype, flags and
-  // api_datatype only.
+  // The signature kept for a dropped collective (analysis::SigOf): its
+  // CollSig::sig from count, root_or_peer, func, datatype, flags and
+  // api_datatype only, its seq_lo from nccl_seq (the reader reuses the sig
+  // of a record with the same arguments).
   CollSig (*signature)(const OpRecord&) = nullptr;
 };
 
