@@ -39,7 +39,7 @@ stage() {  # stage NAME CMD...: runs one stage, records the result
 configure_build() {  # configure_build DIR [cmake args...]
   local dir=$1; shift
   cmake -S "$root" -B "$dir" -G Ninja -DFLIGHTREC_WERROR=ON "$@" >/dev/null &&
-    cmake --build "$dir" -j "$jobs"
+    cmake --build "$dir" -j "$jobs" "${keep_going[@]}"
 }
 
 failed_tests=()
@@ -72,18 +72,20 @@ run_ctest() {  # run_ctest DIR [ctest args...]: failing test names are kept for 
 # background chain builds the dirs in stage order and the stage touches its
 # dir only after the chain has finished with it.
 prebuild_pid=""
+keep_going=()  # the background builds: (-- -k 0), so that one failed step leaves the rest built
 build_asan() { configure_build build-asan -DCMAKE_BUILD_TYPE=Debug -DFLIGHTREC_SANITIZE=address; }
 build_tsan() { configure_build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLIGHTREC_SANITIZE=thread; }
 build_fuzz() {
   CC=clang CXX=clang++ cmake -S "$root" -B build-fuzz -G Ninja -DFLIGHTREC_WERROR=ON \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLIGHTREC_FUZZ=ON -DFLIGHTREC_BUILD_TESTS=ON >/dev/null &&
-    cmake --build build-fuzz -j "$jobs" --target flightrec_fuzzers
+    cmake --build build-fuzz -j "$jobs" --target flightrec_fuzzers "${keep_going[@]}"
 }
 start_prebuilds() {
   local d
   for d in build-asan build-tsan build-fuzz build-aarch64; do mkdir -p "$d" && rm -f "$d/prebuild.rc"; done
   (
     renice -n 19 -p "$BASHPID" >/dev/null
+    keep_going=(-- -k 0)
     for d in asan tsan fuzz aarch64; do
       t0=$SECONDS
       "build_$d" >"build-$d/prebuild.log" 2>&1
@@ -164,7 +166,7 @@ build_aarch64() {
       >/dev/null &&
     cmake --build "$dir" -j "$jobs" --target plugin/all recorder/all analyzer/all tests/support/all \
       tests/unit/recorder/all tests/unit/plugin/all tests/unit/reader/all \
-      tests/unit/analyzer/all tests/unit/live/all tests/emulator/all
+      tests/unit/analyzer/all tests/unit/live/all tests/emulator/all "${keep_going[@]}"
 }
 aarch64() {
   local dir=build-aarch64 rc=0
