@@ -398,6 +398,7 @@ struct WindowEntry {
   uint64_t seq;
   uint64_t t_enqueue_ns;  // wall, as OpRecord::t_enqueue_ns
   uint64_t op_index;
+  CollSig sig;    // of a collective (ReadWindow::signature)
   uint8_t state;  // as OpRecord::state
   bool p2p;
 };
@@ -456,6 +457,9 @@ bool ReadRegionsWindowed(BoundedView image, const ImageLayout& layout, const Rea
   entries.clear();
   ends.clear();
   bool inferred = false;
+  OpRecord last_fields;
+  uint32_t last_hash = 0;
+  bool have_last = false;
   // Pass 1: every slot checked as ReadRecords does, with the same warnings;
   // a valid record leaves only what the cut needs.
   for (uint32_t index = 0; index < layout.max_regions; ++index) {
@@ -486,6 +490,19 @@ bool ReadRegionsWindowed(BoundedView image, const ImageLayout& layout, const Rea
       e.state = InRange(rec[offsetof(Record, state)], format::kNumOpStates);
       e.p2p = (flags & format::kFlagP2p) != 0;
       if ((flags & format::kFlagNoCompletion) != 0 && e.state < format::kOpDone) inferred = true;
+      // A collective's signature is taken now, while its bytes are in cache:
+      // pass 2 then reads only the records it keeps. Consecutive
+      // collectives of a comm mostly repeat their arguments: the hash is
+      // then the previous one's (ReadWindow::signature).
+      if (!e.p2p && window.signature != nullptr) {
+        const OpRecord fields = SignatureFields(rec, layout);
+        if (!have_last || !SameArguments(fields, last_fields)) {
+          last_hash = window.signature(fields).sig;
+          last_fields = fields;
+          have_last = true;
+        }
+        e.sig = CollSig{last_hash, static_cast<uint32_t>(fields.nccl_seq)};
+      }
       entries.push_back(e);
     }
     RecordWarnings(index, bad_enums, comm.torn, 0, &snapshot->warnings);
@@ -506,13 +523,10 @@ bool ReadRegionsWindowed(BoundedView image, const ImageLayout& layout, const Rea
     cut.time = times[drop];
     cut.p2p = entries.size() <= window.share;
   }
-  // Pass 2: the kept records decoded, signatures of the dropped
-  // collectives (record_window.cc, Trim).
+  // Pass 2: the kept records decoded, the dropped collectives' signatures
+  // kept by op index (record_window.cc, Trim).
   thread_local std::vector<CollSig> sigs;
   uint64_t unused_bad = 0;  // counted in pass 1
-  OpRecord last_fields;
-  CollSig last_sig;
-  bool have_last = false;
   size_t begin = 0;
   for (size_t k = 0; k < snapshot->comms.size(); ++k) {
     CommSnapshot& c = snapshot->comms[k];
@@ -555,16 +569,7 @@ bool ReadRegionsWindowed(BoundedView image, const ImageLayout& layout, const Rea
       if (!history || e.p2p) continue;
       CollSig& slot = sigs[static_cast<size_t>(e.op_index - lo)];
       // Once per index, the first record (as JobIndex::FindColl picks).
-      if (slot.held()) continue;
-      const OpRecord fields = SignatureFields(bytes_at(e.seq), layout);
-      // Consecutive collectives of a comm mostly repeat their arguments:
-      // the hash is then the previous one's (ReadWindow::signature).
-      if (!have_last || !SameArguments(fields, last_fields)) {
-        last_sig = window.signature(fields);
-        last_fields = fields;
-        have_last = true;
-      }
-      slot = CollSig{last_sig.sig, static_cast<uint32_t>(fields.nccl_seq)};
+      if (!slot.held()) slot = e.sig;
     }
     if (history) c.history.Assign(sigs);
     begin = end;
