@@ -123,9 +123,13 @@ int main(int argc, char** argv) {
       d.nnodes = static_cast<int32_t>(ranks / kTp);
       for (uint64_t i = 0; i < p.ops; ++i) {
         format::Record rec = ImageBuilder::Coll(i, 1 << 20);
-        // The ops of every comm end now; tp rank 3 is 2 ms late on tp.
+        // The ops of every comm end now; tp rank 3 is 2 ms late on tp. One
+        // host thread calls the comms of a step one after the other, 5 us
+        // apart, in one program order (world, dp, tp): tp rank 3's pause
+        // comes before its tp call, the last of its step.
         const uint64_t step = tp_ops - (p.ops - i) * p.every;
-        rec.t_api_ns = first_mono + step * kStepNs + (r % 5) * 1000;
+        const uint64_t order = c == 0 ? 0 : c == 2 ? 1 : 2;
+        rec.t_api_ns = first_mono + step * kStepNs + order * 5000 + (r % 5) * 1000;
         rec.t_enqueue_ns = rec.t_api_ns + 2000 + (c == 1 && r % kTp == 3 ? 2000000 : 0);
         rec.t_enqueued_ns = rec.t_enqueue_ns + 3000;
         rec.n_channels = 8;
