@@ -34,7 +34,7 @@ namespace {
 
 // Per process, per region, per record: how long the process took, of its
 // own accord, to reach this op's `field` (enqueue: the host; GPU start: the
-// stream); kUnknownGap when nothing earlier of the process is known. A
+// stream); kUnknownGap until an earlier op of the process has a known end. A
 // member that arrives late only because an op of its own ended late (a
 // victim of someone else) has normal gaps; the slow one has a long host
 // gap (CPU-side) or a long GPU gap (GPU-side).
@@ -77,8 +77,12 @@ class GapClock {
       std::pop_heap(running_.begin(), running_.end(), std::greater<uint64_t>());
       running_.pop_back();
     }
+    // No earlier op with a known end (dumps without GPU times, e.g.
+    // PyTorch FR dumps recorded without timing): enqueue to enqueue cannot
+    // tell a host that paused from one that blocked in a sync waiting for
+    // its ops, so the gap is unknown, as it is before the first op ends.
+    if (ended_ == 0 && running_.empty()) return g;
     const uint64_t from = std::max(ended_, busy_);
-    if (from == 0) return g;
     g.ns = at > from ? static_cast<double>(at - from) : 0.0;
     g.ahead = !running_.empty();
     return g;
