@@ -78,7 +78,7 @@ void RankRuntime::RunCeOp(const Op& op, CommState* c, int mask, int64_t i) {
 
   const ProfilerShim* s = TableLive() ? c->shim : nullptr;
   const CommInfo& info = c->info;
-  void* stream = RankStream(opts_.rank);
+  void* stream = c->stream->id;
   const Call* call = visible.calls.empty() ? nullptr : &visible.calls[0];
   void* ce = nullptr;
   if (s != nullptr && call != nullptr && (mask & kCeBits) != 0) {

@@ -4,7 +4,7 @@
 // thread, numbered by the comm's ceSeqNum (+2 per CE op), with no
 // KernelLaunch, Group, Coll, KernelCh or proxy event (docs/design/nccl.md
 // §Copy-engine collectives). RankRuntime::RunCeOp (ce_coll.cc) replays that
-// sequence; the copies run on the emulated GPU stream like a kernel.
+// sequence; the copies run on the comm's emulated GPU stream like a kernel.
 //
 // The fake CUDA driver (tests/emulator/fake_cuda) is loaded before the
 // plugin's first init unless --no-cuda: its events complete when the
@@ -21,9 +21,10 @@
 namespace flightrec {
 namespace emu {
 
-// The stream pointer NCCL would pass: stable and distinct per rank.
-inline void* RankStream(int rank) {
-  return reinterpret_cast<void*>(0x7f0000001000ULL + rank * 0x100ULL);
+// The stream pointer NCCL would pass: stable and distinct per rank and
+// stream (`index`: the rank's stream, 0 with --streams rank).
+inline void* RankStream(int rank, int index = 0) {
+  return reinterpret_cast<void*>(0x7f0000001000ULL + rank * 0x100ULL + index * 0x10ULL);
 }
 
 // Op number i runs as a CE collective: --ce, NCCL 2.29+, the schedule's TP

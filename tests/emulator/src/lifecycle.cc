@@ -128,7 +128,7 @@ void RankRuntime::FrameworkWatchdog() {
 }
 
 void RankRuntime::AbortKernels() {
-  // Kernels poll the abort flag and exit; the stream then drains.
+  // Kernels poll the abort flag and exit; every stream then drains.
   __atomic_store_n(&stop_, true, __ATOMIC_RELEASE);
   std::unique_lock<std::mutex> lock(stream_mu_);
   stream_cv_.wait(lock, [&] { return launched_ == completed_; });
@@ -185,6 +185,7 @@ void RankRuntime::ShrinkWorld() {
   shrunk_->info = ShrunkWorld(comms_[0].info, excluded, opts_.rank, topo_.num_comms());
   InitComm(shrunk_.get());
   CommState* child = shrunk_.get();
+  child->stream = StartStream(kCommsPerRank);
   child->proxy = std::thread([this, child] { ProxyLoop(child); });
   // The user destroys the old comms: finalize with their ops' handles open.
   for (auto& c : comms_) {

@@ -6,21 +6,28 @@
 #include <sstream>
 
 #include "emulator/src/schedule.h"
+#include "emulator/src/topology.h"
 
 namespace flightrec {
 namespace emu {
 
 const Fault* Options::FindFault(FaultKind kind, int r, int64_t op_number) const {
+  return FindFault(kind, r, op_number, -1);
+}
+
+const Fault* Options::FindFault(FaultKind kind, int r, int64_t op_number, int comm) const {
   for (const Fault& f : faults) {
     if (f.kind != kind || f.rank != r) continue;
+    if (f.comm >= 0 && f.comm != comm) continue;
     const bool from_op = kind == FaultKind::kSlow || kind == FaultKind::kGpuSlow;
     if (from_op ? op_number >= f.op : f.op == op_number) return &f;
   }
   return nullptr;
 }
 
-const Fault* Options::FindLinkFault(int64_t op_number) const {
+const Fault* Options::FindLinkFault(int64_t op_number, int comm) const {
   for (const Fault& f : faults) {
+    if (f.comm >= 0 && f.comm != comm) continue;
     if (f.kind == FaultKind::kSlowLink && op_number >= f.op) return &f;
   }
   return nullptr;
@@ -133,6 +140,12 @@ bool Validate(Options* o, std::string* error) {
     *error = "--sym does not combine with --graph-replays";
     return false;
   }
+  // A graph is captured from one stream: its launches and host callbacks
+  // would have to be split over the comms' streams.
+  if (o->streams == StreamMode::kComm && o->graph_replays > 0) {
+    *error = "--streams comm does not combine with --graph-replays";
+    return false;
+  }
   if (o->ce && o->graph_replays > 0) {
     *error = "--ce does not combine with --graph-replays";
     return false;
@@ -206,6 +219,11 @@ bool ParseFault(const std::string& spec, Fault* out, std::string* error) {
       f.op = n;
     } else if (key == "call" && ToInt64(val, &n) && n >= 0 && n < 64) {
       f.call = static_cast<int>(n);
+    } else if (key == "comm" && (val == "world" || val == "tp" || val == "dp")) {
+      const CommKind k = val == "world" ? CommKind::kWorld
+                         : val == "tp"  ? CommKind::kTp
+                                        : CommKind::kDp;
+      f.comm = static_cast<int>(k);
     } else if (key == "us" && ToInt64(val, &n) && n >= 0) {
       f.us = n;
     } else if (key == "field" && val == "count") {
@@ -228,6 +246,10 @@ bool ParseFault(const std::string& spec, Fault* out, std::string* error) {
   // sym-compute: rank=R optional (every rank when not given).
   const bool needs_rank = f.kind != FaultKind::kSlowLink && f.kind != FaultKind::kSymCompute;
   if (from_op && f.op < 0) f.op = 0;
+  if (!from_op && f.comm >= 0) {
+    *error = "--fault '" + spec + "': only slow, gpu-slow and slow-link take comm=world|tp|dp";
+    return false;
+  }
   if (f.kind == FaultKind::kSlowLink && f.rank >= 0) {
     *error = "--fault '" + spec + "': slow-link holds for every rank (no rank=R)";
     return false;
@@ -321,6 +343,9 @@ bool ParseOptions(const std::vector<std::string>& args, Options* o, std::string*
       o->dump_dir = v;
     } else if (key == "--step-us") {
       ok = ToInt64(v, &o->step_us) && o->step_us >= 0;
+    } else if (key == "--streams") {
+      ok = v == "rank" || v == "comm";
+      if (ok) o->streams = v == "comm" ? StreamMode::kComm : StreamMode::kRank;
     } else if (key == "--fault") {
       Fault f;
       if (!ParseFault(v, &f, error)) return false;
@@ -401,6 +426,10 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
   --job-id ID           job id (commHash input, NCCL_FLIGHTREC_JOB_ID when unset)
   --dump-dir DIR        where --until-dumps counts *.frdump [$NCCL_FLIGHTREC_DIR]
   --step-us US          emulated kernel time per op [200]
+  --streams rank|comm   GPU streams of a rank: one in-order stream for all its comms (rank:
+                        a rank blocked in one comm blocks its later ops in every comm), or
+                        one per comm, as PyTorch's process groups (comm: ops of different
+                        comms overlap); not with --graph-replays [rank]
   --fault SPEC          stuck|skip|kill:rank=R:op=N, mismatch:rank=R:op=N:field=count|datatype|func,
                         mismatch:rank=R:op=N:field=datatype-same-bytes (other type, same bytes),
                         skip:rank=R:op=N:call=K (leave out call K of the grouped op N % 8 == 5),
@@ -409,6 +438,7 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
                         slow:rank=R:us=X[:op=N] (X us on the host before each op),
                         gpu-slow:rank=R:us=X[:op=N] (its GPU stream starts each launch X us late),
                         slow-link:us=X[:op=N] (every launch's transfer X us longer, all ranks),
+                        slow, gpu-slow, slow-link take :comm=world|tp|dp (only that comm's ops),
                         sym-compute:op=N[:rank=R] (with --sym: op N's symmetric kernel never
                         leaves its compute phase on rank R, or on every rank; the others wait
                         in the final sync)

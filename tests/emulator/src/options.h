@@ -45,7 +45,16 @@ struct Fault {
   // kSkip: -1 leaves the whole op out; K >= 0 leaves out only call K (API call
   // order) of a grouped collective op, the rest of the group is launched.
   int call = -1;
+  // kSlow, kGpuSlow, kSlowLink (`comm=world|tp|dp`): only ops of that comm
+  // kind (a CommKind value); -1: every op.
+  int comm = -1;
 };
+
+// How a rank's launches map to emulated GPU streams: kRank, one in-order
+// stream for every comm of the rank; kComm, one per comm (as PyTorch runs
+// each process group on a stream of its own), so ops of different comms
+// overlap on the GPU.
+enum class StreamMode { kRank, kComm };
 
 struct Options {
   int ranks = 8;
@@ -64,6 +73,7 @@ struct Options {
   std::string job_id;    // default: "emu-<launcher pid>-<seed>"
   std::string dump_dir;  // default: $NCCL_FLIGHTREC_DIR, else <job-dir>/flightrec
   int64_t step_us = 200;
+  StreamMode streams = StreamMode::kRank;
   std::vector<Fault> faults;
   double hang_timeout_s = 60;
   int until_dumps = 0;
@@ -112,8 +122,12 @@ struct Options {
 
   int tp_groups() const { return ranks / tp; }
   const Fault* FindFault(FaultKind kind, int r, int64_t op_number) const;
-  // The kSlowLink fault in effect at op `op_number`, if any (it has no rank).
-  const Fault* FindLinkFault(int64_t op_number) const;
+  // kSlow, kGpuSlow: the fault in effect for rank r's op `op_number` on a
+  // comm of kind `comm` (a CommKind value), honouring `comm=`.
+  const Fault* FindFault(FaultKind kind, int r, int64_t op_number, int comm) const;
+  // The kSlowLink fault in effect at op `op_number` on a comm of kind `comm`
+  // (-1: only faults without comm=), if any (it has no rank).
+  const Fault* FindLinkFault(int64_t op_number, int comm = -1) const;
   // kSkip faults of one call of a group (`call`) or of whole ops (!`call`).
   const Fault* FindFault(FaultKind kind, int r, int64_t op_number, bool call) const;
 };

@@ -38,9 +38,6 @@ constexpr int kGateP2p = abi::kProfileP2p | kDescendantsOfP2p;
 
 bool IsColl(const Call& c) { return !c.is_p2p(); }
 
-// The stream pointer NCCL would pass: stable and distinct per rank.
-void* StreamOf(int rank) { return RankStream(rank); }
-
 }  // namespace
 
 RankRuntime::RankRuntime(const Options& opts, Coord* coord)
@@ -112,7 +109,7 @@ void RankRuntime::DestroyComm(CommState* c) {
 
 void RankRuntime::ApplyBeforeOpFaults(int64_t i) {
   int r = opts_.rank;
-  if (const Fault* f = opts_.FindFault(FaultKind::kSlow, r, i))
+  if (const Fault* f = opts_.FindFault(FaultKind::kSlow, r, i, static_cast<int>(OpComm(i))))
     usleep(static_cast<useconds_t>(f->us));
   if (const Fault* f = opts_.FindFault(FaultKind::kPause, r, i)) {
     // A transient stall outside NCCL (a checkpoint, a slow data loader):
@@ -175,7 +172,7 @@ void RankRuntime::EmitApiEvents(const Op& op, CommState* c, int mask,
     d.count = call.count;  // the user's count and type (nccl.md §Call sequences v5)
     d.datatype = call.datatype;
     d.root = call.root;
-    d.stream = StreamOf(opts_.rank);
+    d.stream = c->stream->id;
     d.user_tag = static_cast<uint64_t>(op.index / kPeriod) + 1;
     s->Start(c->ctx, &(*api_handles)[k], d);
     if ((*api_handles)[k] != nullptr) s->Stop((*api_handles)[k]);
@@ -194,17 +191,18 @@ void RankRuntime::EmitKernelLaunch(CommState* c, int mask, void* group_api) {
   EventDesc d;
   d.type = Ev::kKernelLaunch;
   d.parent = group_api;
-  d.stream = StreamOf(opts_.rank);
+  d.stream = c->stream->id;
   s->Start(c->ctx, &kl, d);
   if (kl != nullptr) s->Stop(kl);
 }
 
 void RankRuntime::Enqueue(std::shared_ptr<Launch> launch) {
-  FakeCudaEnqueued(StreamOf(opts_.rank));  // before the stream can finish it
+  GpuStream* stream = CommAt(launch->comm_local)->stream;
+  FakeCudaEnqueued(stream->id);  // before the stream can finish it
   {
     std::lock_guard<std::mutex> lock(stream_mu_);
     ++launched_;
-    stream_queue_.push_back(std::move(launch));
+    stream->queue.push_back(std::move(launch));
   }
   stream_cv_.notify_all();
 }
@@ -477,7 +475,7 @@ int RankRuntime::Run() {
   }
   for (auto& c : comms_) c.proxy = std::thread([this, &c] { ProxyLoop(&c); });
   StartSymProfilers();
-  stream_ = std::thread([this] { StreamLoop(); });
+  for (int k = 0; k < kCommsPerRank; ++k) comms_[k].stream = StartStream(k);
   __atomic_store_n(&slot->state, kRankRunning, __ATOMIC_RELEASE);
   StartFrameworkWatchdog();
 
@@ -494,7 +492,9 @@ int RankRuntime::Run() {
     stream_exit_ = true;
   }
   stream_cv_.notify_all();
-  stream_.join();
+  for (GpuStream& s : streams_) {
+    if (s.thread.joinable()) s.thread.join();
+  }
   StopSymProfilers();
   for (auto& c : comms_) {
     {
@@ -518,19 +518,30 @@ int RankRuntime::Run() {
 // a slow link's extra time (every rank's transfer takes it).
 void RankRuntime::Transfer(const Launch& l) const {
   int64_t us = opts_.step_us;
-  if (const Fault* f = opts_.FindLinkFault(l.op)) us += f->us;
+  const CommState& c = l.comm_local == kCommsPerRank ? *shrunk_ : comms_[l.comm_local];
+  if (const Fault* f = opts_.FindLinkFault(l.op, static_cast<int>(c.info.kind))) us += f->us;
   if (us > 0) usleep(static_cast<useconds_t>(us));
 }
 
-void RankRuntime::StreamLoop() {
+GpuStream* RankRuntime::StartStream(int local) {
+  const int index = opts_.streams == StreamMode::kComm ? local : 0;
+  GpuStream* s = &streams_[index];
+  if (!s->thread.joinable()) {
+    s->id = RankStream(opts_.rank, index);
+    s->thread = std::thread([this, s] { StreamLoop(s); });
+  }
+  return s;
+}
+
+void RankRuntime::StreamLoop(GpuStream* s) {
   for (;;) {
     std::shared_ptr<Launch> l;
     {
       std::unique_lock<std::mutex> lock(stream_mu_);
-      stream_cv_.wait(lock, [&] { return !stream_queue_.empty() || stream_exit_; });
-      if (stream_queue_.empty()) return;
-      l = stream_queue_.front();
-      stream_queue_.pop_front();
+      stream_cv_.wait(lock, [&] { return !s->queue.empty() || stream_exit_; });
+      if (s->queue.empty()) return;
+      l = s->queue.front();
+      s->queue.pop_front();
     }
     if (l->captured != nullptr && l->captured->host_callback) ReplayHostCallback(l.get());
     ExecuteLaunch(*l);
@@ -538,7 +549,7 @@ void RankRuntime::StreamLoop() {
       std::lock_guard<std::mutex> lock(stream_mu_);
       ++completed_;
     }
-    FakeCudaCompleted(StreamOf(opts_.rank));
+    FakeCudaCompleted(s->id);
     stream_cv_.notify_all();
     RankSlot* slot = coord_->rank(opts_.rank);
     __atomic_fetch_add(&slot->ops_completed, 1, __ATOMIC_RELEASE);
@@ -552,7 +563,8 @@ void RankRuntime::ExecuteLaunch(const Launch& l) {
   // A slow or throttled GPU: the work before the collective on this stream
   // takes longer, so the stream reaches the launch late (it was enqueued on
   // time).
-  if (const Fault* f = opts_.FindFault(FaultKind::kGpuSlow, opts_.rank, l.op)) {
+  if (const Fault* f =
+          opts_.FindFault(FaultKind::kGpuSlow, opts_.rank, l.op, static_cast<int>(c->info.kind))) {
     usleep(static_cast<useconds_t>(f->us));
   }
   if (l.p2p) {

@@ -2,9 +2,10 @@
 // inits its three communicators, and runs the threads NCCL would have:
 //   user thread   API events (GroupApi/CollApi/P2pApi), launch events
 //                 (KernelLaunch/Group/Coll/P2p), as in nccl.md §Call sequences v5
-//   GPU stream    executes launches in enqueue order; blocks in a collective
-//                 until every member's kernel arrived, in a Send/Recv until
-//                 its peers' did (coord.h)
+//   GPU streams   one per rank (--streams rank) or per comm (--streams comm),
+//                 each executing its launches in enqueue order; blocks in a
+//                 collective until every member's kernel arrived, in a
+//                 Send/Recv until its peers' did (coord.h)
 //   proxy threads one per comm: KernelCh (nccl.md §Call sequences v5), ProxyOp/ProxyStep (nccl.md
 //   §Call sequences v5),
 //                 ProxyCtrl (nccl.md §Call sequences v5)
@@ -89,8 +90,10 @@ class RankRuntime {
   void ReplayHostCallback(Launch* l);
   void WaitInFlight(uint64_t limit);
 
-  // GPU stream thread.
-  void StreamLoop();
+  // GPU stream threads: the stream of the comm with local index `local`
+  // (kCommsPerRank: the shrunk comm), its thread started.
+  GpuStream* StartStream(int local);
+  void StreamLoop(GpuStream* s);
   void ExecuteLaunch(const Launch& l);
   void ExecuteP2pLaunch(const Launch& l);
   void Transfer(const Launch& l) const;
@@ -139,10 +142,13 @@ class RankRuntime {
   std::array<CapturedOp, kPeriod> captured_;
   volatile bool stop_ = false;  // set only to unblock joins on teardown
 
-  std::thread stream_;
+  // The rank's GPU streams (index: the comm's local index with --streams
+  // comm, only [0] with --streams rank), all under one mutex and condition
+  // variable; launched_/completed_ count over every stream (the user
+  // thread's in-flight limit, the watchdog, the abort drain).
+  std::array<GpuStream, kCommsPerRank + 1> streams_;
   std::mutex stream_mu_;
   std::condition_variable stream_cv_;  // new launch / launch finished
-  std::deque<std::shared_ptr<Launch>> stream_queue_;
   uint64_t launched_ = 0;
   uint64_t completed_ = 0;
   bool stream_exit_ = false;

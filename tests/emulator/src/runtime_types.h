@@ -81,11 +81,21 @@ struct Launch {
   std::vector<std::shared_ptr<Task>> tasks;
 };
 
+// One emulated GPU stream: a thread that executes its launches in enqueue
+// order (RankRuntime::StreamLoop). --streams rank: one per rank, shared by
+// its comms; --streams comm: one per comm.
+struct GpuStream {
+  void* id = nullptr;  // the cudaStream_t NCCL is given (fake CUDA's key)
+  std::thread thread;
+  std::deque<std::shared_ptr<Launch>> queue;  // under RankRuntime::stream_mu_
+};
+
 struct SymProfiler;  // symmetric.h
 
 struct CommState {
   CommInfo info;
   const ProfilerShim* shim = nullptr;  // nullptr: no plugin for this comm
+  GpuStream* stream = nullptr;         // where its launches run
   bool acquired = false;               // holds a loader reference
   void* ctx = nullptr;
   SeqCounters seq;

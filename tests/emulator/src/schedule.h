@@ -66,6 +66,12 @@ inline bool IsP2pOp(int64_t i) { return i % kPeriod == 6; }
 // Op number i is the group of two collectives (i % kPeriod == 5).
 inline bool IsGroupedCollOp(int64_t i) { return i % kPeriod == 5; }
 
+// The comm kind op number i runs on (ScheduleOp's and GraphOp's op.comm).
+inline CommKind OpComm(int64_t i) {
+  const int64_t k = i % kPeriod;
+  return k == 2 || k == 7 ? CommKind::kDp : k == 3 ? CommKind::kWorld : CommKind::kTp;
+}
+
 // The op `rank` runs as its op number `i` (before faults).
 Op ScheduleOp(uint64_t seed, int64_t i, const Topology& topo, int rank);
 // --graph-replays: op numbers from opts.ops on are replays of one pattern

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "emulator/src/topology.h"
+
 namespace flightrec {
 namespace emu {
 namespace {
@@ -28,6 +30,57 @@ TEST(Options, SlowFaultsHoldFromTheirOpOn) {
   EXPECT_FALSE(ParseFault("gpu-slow:rank=1", &f, &err));
   EXPECT_NE(err.find("us=X"), std::string::npos) << err;
   EXPECT_FALSE(ParseFault("slow-link:op=3", &f, &err));
+}
+
+// comm=world|tp|dp restricts a fail-slow fault to that comm kind's ops.
+TEST(Options, FailSlowFaultsCanHoldForOneCommKind) {
+  Options o;
+  std::string err;
+  ASSERT_TRUE(
+      ParseOptions({"--ranks", "8", "--tp", "4", "--fault", "slow:rank=3:us=500:comm=tp", "--fault",
+                    "slow-link:us=2000:comm=dp", "--fault", "gpu-slow:rank=1:us=9:comm=world"},
+                   &o, &err))
+      << err;
+  const int world = static_cast<int>(CommKind::kWorld);
+  const int tp = static_cast<int>(CommKind::kTp);
+  const int dp = static_cast<int>(CommKind::kDp);
+  EXPECT_NE(o.FindFault(FaultKind::kSlow, 3, 0, tp), nullptr);
+  EXPECT_EQ(o.FindFault(FaultKind::kSlow, 3, 0, dp), nullptr);
+  EXPECT_EQ(o.FindFault(FaultKind::kSlow, 3, 0, world), nullptr);
+  EXPECT_NE(o.FindLinkFault(7, dp), nullptr);
+  EXPECT_EQ(o.FindLinkFault(7, tp), nullptr);
+  EXPECT_NE(o.FindFault(FaultKind::kGpuSlow, 1, 3, world), nullptr);
+  EXPECT_EQ(o.FindFault(FaultKind::kGpuSlow, 1, 3, tp), nullptr);
+  // Without comm= a fault holds on every comm.
+  Options all;
+  ASSERT_TRUE(ParseOptions({"--fault", "slow:rank=3:us=5"}, &all, &err)) << err;
+  EXPECT_NE(all.FindFault(FaultKind::kSlow, 3, 0, dp), nullptr);
+  Fault f;
+  EXPECT_FALSE(ParseFault("slow:rank=3:us=5:comm=pp", &f, &err));
+  EXPECT_NE(err.find("comm=pp"), std::string::npos) << err;
+  EXPECT_FALSE(ParseFault("stuck:rank=3:op=5:comm=tp", &f, &err));
+  EXPECT_NE(err.find("only slow, gpu-slow and slow-link"), std::string::npos) << err;
+}
+
+// --streams rank (default) or comm; comm refuses CUDA graphs (a graph is
+// captured from one stream) rather than running them on one stream.
+TEST(Options, StreamsModeParsesAndRefusesGraphs) {
+  Options o;
+  std::string err;
+  EXPECT_EQ(o.streams, StreamMode::kRank);
+  ASSERT_TRUE(ParseOptions({"--streams", "comm", "--on-hang", "shrink"}, &o, &err)) << err;
+  EXPECT_EQ(o.streams, StreamMode::kComm);
+  Options r;
+  ASSERT_TRUE(ParseOptions({"--streams=rank"}, &r, &err)) << err;
+  EXPECT_EQ(r.streams, StreamMode::kRank);
+  Options bad;
+  EXPECT_FALSE(ParseOptions({"--streams", "gpu"}, &bad, &err));
+  EXPECT_NE(err.find("--streams"), std::string::npos) << err;
+  Options graph;
+  EXPECT_FALSE(
+      ParseOptions({"--streams", "comm", "--ops", "16", "--graph-replays", "2"}, &graph, &err));
+  EXPECT_NE(err.find("--streams comm does not combine with --graph-replays"), std::string::npos)
+      << err;
 }
 
 TEST(Options, ParsesFaultsAndRejectsBadOnesWithTheSpec) {

@@ -36,6 +36,15 @@ TEST(Schedule, IsDeterministicAndAgreesAcrossMembers) {
   EXPECT_TRUE(differs);
 }
 
+// OpComm (what a comm= fault keys on before the op is built) is the op's comm.
+TEST(Schedule, OpCommIsTheScheduledComm) {
+  Topology topo(8, 4, 4, "job");
+  for (int64_t i = 0; i < 3 * kPeriod; ++i) {
+    EXPECT_EQ(OpComm(i), ScheduleOp(3, i, topo, 5).comm) << i;
+    EXPECT_EQ(OpComm(i + 2 * kPeriod), GraphOp(3, i + 2 * kPeriod, topo, 5).comm) << i;
+  }
+}
+
 TEST(Schedule, ChannelsAreTwoToEightAndNotAlwaysDense) {
   Topology topo(8, 4, 4, "job");
   std::set<size_t> sizes;
