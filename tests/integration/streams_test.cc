@@ -1,0 +1,164 @@
+// GPU streams per communicator end to end (flightrec-emu --streams comm,
+// tests/emulator/README.md): each comm's launches run on a stream of their
+// own, as PyTorch runs each process group, so an op of one comm runs on the
+// GPU while the host enqueues the next op on another. 8 ranks, --tp 4
+// (tp0 = 0-3, tp1 = 4-7, dp<g> = {g, g+4}, world), every DP op some ms
+// longer on every rank (slow-link:comm=dp: a long gradient AllReduce), so
+// the DP stream is busy while TP ops run:
+//  * the records' GPU times show ops of different comms overlapping on one
+//    rank with --streams comm, and never with --streams rank;
+//  * rank 3's host pauses 3 ms before every TP op (slow:comm=tp), DP ops
+//    4 ms longer: with --streams comm its TP kernels start when it enqueues
+//    them, its tp0 peers wait for it, often while its DP op still runs on
+//    the GPU, and `flightrec analyze` names it, CPU-side, on tp0 only, and
+//    none of its tp0 peers (analyzer/model/straggler.cc, GapClock);
+//  * with --streams rank and DP ops 8 ms longer, the same pause ends before
+//    its own stream is free: its TP kernels start when they would have
+//    anyway, nobody waits and nobody is named;
+//  * a healthy --streams comm job names nobody.
+// DP ops 8 ms longer with --streams comm would make the DP stream the
+// bottleneck: DP ops then end at any point of rank 3's pauses, and the
+// analyzer measures a host gap from the latest end of an earlier op (a host
+// may have waited for it), so some pauses look short.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "integration/analyze_run.h"
+#include "integration/emu_job.h"
+#include "integration/ring_view.h"
+#include "support/time_scale.h"
+
+namespace flightrec {
+namespace itest {
+namespace {
+
+constexpr int kSlowRank = 3;  // tp0 rank 3, dp3 rank 0
+constexpr const char* kPause = " --fault slow:rank=3:us=3000:comm=tp";
+
+// `dp_us`: how much longer every DP op takes.
+std::string Args(const std::string& streams, int ops, int dp_us, const std::string& extra = "") {
+  return "--ranks 8 --tp 4 --ranks-per-node 8 --step-us 200 --streams " + streams + " --ops " +
+         std::to_string(ops) + " --fault slow-link:comm=dp:us=" + std::to_string(dp_us) +
+         " --hang-timeout-s " + testing::ScaledSecondsText(60) + extra;
+}
+
+class StreamsJob : public ::testing::Test {
+ protected:
+  EmuJob Run(const std::string& tag, const std::string& args) {
+    EmuJob job;
+    {
+      JobSlot slot;
+      job =
+          RunEmu(tag, args, {{"NCCL_FLIGHTREC_TIMEOUT_S", "600"}, {"NCCL_FLIGHTREC_VERDICT", "0"}});
+    }
+    dirs_.push_back(job.dir);
+    EXPECT_EQ(job.status, 0) << "flightrec-emu " << args << " in " << job.dir << "\n"
+                             << job.stderr_text.substr(0, 2000);
+    return job;
+  }
+
+  AnalyzeRun Analyze(const EmuJob& job) {
+    AnalyzeRun run = RunAnalyze({job.ring_dir});
+    EXPECT_TRUE(run.report.is_object()) << run.output.substr(0, 2000);
+    return run;
+  }
+
+  void TearDown() override {
+    if (HasFailure()) return;  // keep the files of a failed scenario
+    for (const std::string& d : dirs_) RunShell("rm -rf '" + d + "'");
+  }
+
+  std::vector<std::string> dirs_;
+};
+
+struct Interval {
+  std::string comm;
+  uint64_t start, end;
+};
+
+// Per rank file: pairs of GPU intervals of different comms overlapping by
+// more than 100 us (tasks of one launch are 40 ns apart, launches of one
+// stream follow each other).
+std::vector<int> OverlapsPerRank(const EmuJob& job) {
+  std::vector<int> out;
+  for (const std::string& path : ListFiles(job.ring_dir, ".frdump")) {
+    const FileView v = ReadFileView(path);
+    EXPECT_TRUE(v.ok) << v.error;
+    std::vector<Interval> ops;
+    for (const CommView& c : v.comms) {
+      for (const RecView& r : c.records) {
+        if (r.gpu_start_ns != 0 && r.gpu_end_ns > r.gpu_start_ns) {
+          ops.push_back({c.name, r.gpu_start_ns, r.gpu_end_ns});
+        }
+      }
+    }
+    EXPECT_GT(ops.size(), 50u) << path;
+    int overlaps = 0;
+    for (size_t a = 0; a < ops.size(); ++a) {
+      for (size_t b = a + 1; b < ops.size(); ++b) {
+        if (ops[a].comm == ops[b].comm) continue;
+        const uint64_t lo = std::max(ops[a].start, ops[b].start);
+        const uint64_t hi = std::min(ops[a].end, ops[b].end);
+        if (hi > lo + 100000) ++overlaps;
+      }
+    }
+    out.push_back(overlaps);
+  }
+  EXPECT_EQ(out.size(), 8u) << job.ring_dir;
+  return out;
+}
+
+// Every rank runs TP and world ops while its DP op is on the GPU with
+// --streams comm; with --streams rank its ops follow each other.
+TEST_F(StreamsJob, OpsOfDifferentCommsOverlapOnlyOnPerCommStreams) {
+  const EmuJob comm = Run("streams-comm-overlap", Args("comm", 80, 4000));
+  for (int n : OverlapsPerRank(comm)) EXPECT_GE(n, 10) << comm.ring_dir;
+  const EmuJob rank = Run("streams-rank-overlap", Args("rank", 80, 4000));
+  for (int n : OverlapsPerRank(rank)) EXPECT_EQ(n, 0) << rank.ring_dir;
+}
+
+// The analyzer's case of a host pause while another comm's op runs
+// (analyzer_straggler_test.cc, StreamsJob, synthetic) on an emulated job.
+TEST_F(StreamsJob, AHostPauseBeforeTpOpsIsNamedOnTpOnly) {
+  const EmuJob job = Run("streams-pause", Args("comm", 400, 4000, kPause));
+  const AnalyzeRun run = Analyze(job);
+  EXPECT_EQ(run.report.value("verdict", ""), "slow") << Describe(run);
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(CulpritWorldRanks(run.report), std::vector<int>{kSlowRank}) << Describe(run);
+  const std::vector<nlohmann::json> stragglers = FindingsOf(run.report, "straggler");
+  ASSERT_EQ(stragglers.size(), 1u) << Describe(run);
+  const nlohmann::json& f = stragglers[0];
+  EXPECT_EQ(f["comm"].value("name", ""), "tp0") << Describe(run);
+  EXPECT_TRUE(Names(f, kSlowRank)) << Describe(run);
+  for (int peer : {0, 1, 2}) EXPECT_FALSE(Names(f, peer)) << Describe(run);
+  EXPECT_NE(f.value("summary", "").find("CPU-side"), std::string::npos) << Describe(run);
+  for (const auto& s : run.report["findings"]) {
+    EXPECT_EQ(s.value("kind", ""), "straggler") << Describe(run);
+  }
+}
+
+// One in-order stream per rank: the pause ends before its DP op does, so
+// its TP ops start when they would have anyway. Nobody waited.
+TEST_F(StreamsJob, TheSamePauseBehindItsOwnBusyStreamDelaysNobody) {
+  const EmuJob job = Run("streams-rank-pause", Args("rank", 400, 8000, kPause));
+  const AnalyzeRun run = Analyze(job);
+  EXPECT_EQ(run.report.value("verdict", ""), "healthy") << Describe(run);
+  EXPECT_TRUE(run.report["findings"].empty()) << Describe(run);
+}
+
+TEST_F(StreamsJob, AHealthyJobNamesNobody) {
+  const EmuJob job = Run("streams-healthy", Args("comm", 400, 4000));
+  const AnalyzeRun run = Analyze(job);
+  EXPECT_EQ(run.report.value("verdict", ""), "healthy") << Describe(run);
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_TRUE(run.report["findings"].empty()) << Describe(run);
+  EXPECT_TRUE(run.report["culprits"].empty()) << Describe(run);
+  EXPECT_EQ(run.report["inputs"]["read"].size(), 8u) << run.report["inputs"].dump(1);
+}
+
+}  // namespace
+}  // namespace itest
+}  // namespace flightrec
