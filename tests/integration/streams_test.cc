@@ -15,7 +15,12 @@
 //  * with --streams rank and DP ops 8 ms longer, the same pause ends before
 //    its own stream is free: its TP kernels start when they would have
 //    anyway, nobody waits and nobody is named;
-//  * a healthy --streams comm job names nobody.
+//  * a healthy --streams comm job names nobody;
+//  * copy-engine collectives (--ce, fake CUDA): a CE op's events complete
+//    once its own comm's stream finished it: after rank 5's DP op hangs on
+//    the GPU its later CE AllGather on tp1 completes with --streams comm,
+//    not with --streams rank; when the CE op itself hangs it stays
+//    unfinished while the DP op before it (another stream) completes.
 // DP ops 8 ms longer with --streams comm would make the DP stream the
 // bottleneck: DP ops then end at any point of rank 3's pauses, and the
 // analyzer measures a host gap from the latest end of an earlier op (a host
@@ -28,6 +33,7 @@
 
 #include "integration/analyze_run.h"
 #include "integration/emu_job.h"
+#include "integration/emu_job_fixture.h"
 #include "integration/ring_view.h"
 #include "support/time_scale.h"
 
@@ -157,6 +163,58 @@ TEST_F(StreamsJob, AHealthyJobNamesNobody) {
   EXPECT_TRUE(run.report["findings"].empty()) << Describe(run);
   EXPECT_TRUE(run.report["culprits"].empty()) << Describe(run);
   EXPECT_EQ(run.report["inputs"]["read"].size(), 8u) << run.report["inputs"].dump(1);
+}
+
+// --ce --streams comm (emu_job_fixture.h: 8 ranks, --tp 4, --step-us 20).
+// Op 89 (89 % 8 == 1) is the CE AllGather #56 of tp1; op 82 and op 87 are
+// DP ops (#20 and #21 of dp1).
+class StreamsCe : public EmuJobTest {
+ protected:
+  static constexpr int kRank = 5;  // tp1 rank 1, dp1 rank 1
+
+  // A job whose rank 5 hangs on the GPU at `op`, ended once 8 dumps exist;
+  // rank 5's records of `comm` (from its ring: it may not have dumped).
+  std::vector<RecView> HungRecords(const std::string& tag, const std::string& streams, int op,
+                                   const std::string& comm) {
+    const EmuJob job = Hang(
+        tag,
+        TpJobArgs("--ce --streams " + streams, "2.29.7", 140,
+                  "--fault gpu-hang:rank=" + std::to_string(kRank) + ":op=" + std::to_string(op)),
+        8);
+    for (const std::string& path : ListFiles(job.ring_dir, ".ring")) {
+      const FileView v = ReadFileView(path);
+      EXPECT_TRUE(v.ok) << v.error;
+      bool mine = false;
+      for (const CommView& c : v.comms) mine |= c.name == "world" && c.rank == kRank;
+      if (!mine) continue;
+      for (const CommView& c : v.comms) {
+        if (c.name == comm) return c.records;
+      }
+    }
+    ADD_FAILURE() << "no ring of rank " << kRank << " with comm " << comm << " in " << job.ring_dir;
+    return {};
+  }
+
+  static std::string StateOf(const std::vector<RecView>& recs, uint64_t index,
+                             const std::string& func) {
+    for (const RecView& r : recs) {
+      if (!r.p2p && r.op_index == index) {
+        EXPECT_EQ(r.func, func) << "op index " << index;
+        return r.state;
+      }
+    }
+    return "missing";
+  }
+};
+
+TEST_F(StreamsCe, ACeOpCompletesWithItsOwnStreamNotBehindAHungOne) {
+  EXPECT_EQ(StateOf(HungRecords("streams-ce-comm", "comm", 82, "tp1"), 56, "AllGather"), "done");
+  EXPECT_NE(StateOf(HungRecords("streams-ce-rank", "rank", 82, "tp1"), 56, "AllGather"), "done");
+}
+
+TEST_F(StreamsCe, AHungCeOpStaysUnfinishedWhileAnotherStreamCompletes) {
+  EXPECT_NE(StateOf(HungRecords("streams-ce-hang", "comm", 89, "tp1"), 56, "AllGather"), "done");
+  EXPECT_EQ(StateOf(HungRecords("streams-ce-hang-dp", "comm", 89, "dp1"), 21, "AllReduce"), "done");
 }
 
 }  // namespace

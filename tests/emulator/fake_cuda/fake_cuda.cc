@@ -1,9 +1,10 @@
 // A stand-in for the CUDA driver (libcuda.so.1) in emulated rank processes:
 // the four event functions flightrec's copy-engine completion uses
 // (recorder/ce_completion.cc), with events that complete when the emulated
-// GPU stream (tests/emulator/src/rank_runtime.cc, the stream thread) has
-// finished every launch enqueued before the event was recorded, as
-// cudaEventRecord/cuEventQuery behave on a real stream.
+// GPU stream they were recorded on (tests/emulator/src/rank_runtime.cc, a
+// stream thread; one per comm with --streams comm, each its own key here)
+// has finished every launch enqueued on it before the event was recorded,
+// as cudaEventRecord/cuEventQuery behave on a real stream.
 //
 // Built as libcuda.so.1 (DT_SONAME libcuda.so.1), dlopened by the rank
 // process before the plugin's first init, as NCCL loads the driver: the
