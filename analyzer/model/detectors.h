@@ -61,7 +61,7 @@ struct StragglerMeasure {
   int32_t process = -1;   // index into the snapshots
   uint64_t ops = 0;       // ops compared (every member's record done)
   uint64_t late_ops = 0;  // ops it was late in by min_late_ns or more
-  uint64_t last_ops = 0;  // ops where its kernel started last on the comm
+  uint64_t last_ops = 0;  // ops where its kernel started last on the comm (enqueued last, untimed)
   double mean_late_ns = 0;
   double median_late_ns = 0;  // over the compared ops
   double sum_late_ns = 0;

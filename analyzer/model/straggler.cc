@@ -402,21 +402,32 @@ class GroupStragglers {
       const bool gpu_timed = Lateness(&OpRecord::gpu_start_ns, &by_gpu);
       GapLateness(host_gap_, gpu_timed, by_gpu, &by_host_gap);
       GapLateness(gpu_gap_, gpu_timed, by_gpu, &by_gpu_gap);
+      // The last to arrive (its kernel's start; its enqueue when GPU times
+      // are missing) held the others up by its lead over the next to last:
+      // the op ends when it arrives. Nobody else held anyone up.
+      const std::vector<double>& arrival = gpu_timed ? by_gpu : by_enqueue;
+      size_t held_by = 0;
+      for (size_t r = 1; r < n_; ++r) {
+        if (arrival[r] > arrival[held_by]) held_by = r;
+      }
+      double next_to_last = -HUGE_VAL;
+      for (size_t r = 0; r < n_; ++r) {
+        if (r != held_by) next_to_last = std::max(next_to_last, arrival[r]);
+      }
+      const double lead = arrival[held_by] - next_to_last;
+      ++last_ops_[held_by];
       double total_dur = 0;
-      size_t last = 0;
       for (size_t r = 0; r < n_; ++r) {
         const OpRecord& rec = *row_[r];
         dur[r] = rec.gpu_start_ns != 0 && rec.gpu_end_ns >= rec.gpu_start_ns
                      ? static_cast<double>(rec.gpu_end_ns - rec.gpu_start_ns)
                      : 0.0;
         total_dur += dur[r];
-        if (by_gpu[r] > by_gpu[last]) last = r;
         if (rec.gpu_start_ns != 0 && (first_start_[r] == 0 || rec.gpu_start_ns < first_start_[r])) {
           first_start_[r] = rec.gpu_start_ns;
         }
         last_end_[r] = std::max(last_end_[r], rec.gpu_end_ns);
       }
-      ++last_ops_[last];
       // The physics of a collective: every member's kernel ends when the
       // last one arrived, so the one that started late ran the shortest.
       // GPU-side lateness counts only where its kernel was that much
@@ -431,16 +442,25 @@ class GroupStragglers {
         // must account for at least half of the lateness: a victim that
         // waited on another comm starts late by that wait, and its own gap
         // is only its wake-up (scheduling noise, which on a loaded host can
-        // pass 1 ms).
+        // pass 1 ms). For the last to arrive, by a lead of min_late_ns or
+        // more, the lateness that must be its own is what it held the
+        // others up by, its lead: behind the median it can also be by its
+        // own pauses before earlier ops of other comms (the peers there
+        // waited, so it was released late), while a victim last by a lead
+        // has only its wake-up to show for it.
         // What the others waited for is its kernel's start (its enqueue
         // when GPU times are missing).
         const double arrive = std::max(by_enqueue[r], by_gpu[r]);
         const double start = by_gpu[r] > 0 ? by_gpu[r] : arrive;
-        const double cpu = by_host_gap[r] >= 0.5 * start ? std::min(arrive, by_host_gap[r]) : 0.0;
-        const bool ran_short = dur[r] <= 0 || med_dur - dur[r] >= 0.5 * by_gpu[r];
-        const double gpu = by_gpu_gap[r] >= 0.5 * by_gpu[r] && ran_short
-                               ? std::min(by_gpu[r], by_gpu_gap[r])
+        const bool leads = r == held_by && lead >= static_cast<double>(options_.min_late_ns);
+        const double cpu = by_host_gap[r] >= 0.5 * (leads ? std::min(lead, start) : start)
+                               ? std::min(arrive, by_host_gap[r])
                                : 0.0;
+        const bool ran_short = dur[r] <= 0 || med_dur - dur[r] >= 0.5 * by_gpu[r];
+        const double gpu =
+            by_gpu_gap[r] >= 0.5 * (leads ? std::min(lead, by_gpu[r]) : by_gpu[r]) && ran_short
+                ? std::min(by_gpu[r], by_gpu_gap[r])
+                : 0.0;
         const double late = std::max(cpu, gpu);
         lates_[r].push_back(std::max(late, 0.0));
         if (late <= 0) continue;

@@ -34,6 +34,7 @@ struct StreamsSpec {
   int steps = 60;
   int pause_rank = -1;      // the rank whose host pauses before T
   uint64_t pause_ns = 0;    // for that long
+  uint64_t w_pause_ns = 0;  // and before W (every step), that long
   int pause_every = 1;      // on every pause_every-th step
   bool one_stream = false;  // every comm of a rank on one in-order stream
   int extra_regions = 0;    // empty comms per process (more regions)
@@ -133,7 +134,8 @@ class StreamsJob {
       }
       Run(s, kT, enq);
       for (int r = 0; r < kRanks; ++r) {
-        enq[r] = records_[r][kT].back().gpu_end_ns + 10 * kUs + Jitter(r, s, kW);
+        enq[r] = records_[r][kT].back().gpu_end_ns + 10 * kUs + Jitter(r, s, kW) +
+                 (r == spec_.pause_rank ? spec_.w_pause_ns : 0);
       }
       Run(s, kW, enq);
     }
@@ -258,6 +260,27 @@ TEST_P(StreamsStragglerTest, AHostPauseWhileAnotherCommRunsIsNamed) {
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->summary.find("CPU-side"), std::string::npos) << f->summary;
   EXPECT_GT(f->ranks.at(0).late_ns, 1.5e6) << f->summary;
+}
+
+// Rank 3's host pauses 2.5 ms before every T and 1.5 ms before every W. On
+// world it arrives 4 ms behind the median: tp1's ranks enqueue W 2.5 ms
+// before tp0's, whose T it held up. Its own gap before W (from its D's end,
+// the latest op it may have waited for) is only 1.2 ms of that, but its
+// lead over tp0's other ranks, the next to arrive, is 1.5 ms: what it held
+// world up by is its own doing. It is named on world as well as on tp0, and
+// tp0's other ranks, as late on world but by nobody's lead, are not.
+TEST_P(StreamsStragglerTest, ThePausesBeforeEachOpAreNamedOnEveryCommTheyHoldUp) {
+  StreamsSpec spec = Spec();
+  spec.pause_rank = 3;
+  spec.pause_ns = 2500 * kUs;
+  spec.w_pause_ns = 1500 * kUs;
+  Analyzed a(StreamsJob(spec).Snapshots());
+  EXPECT_EQ(a.result.verdict, Verdict::kSlow) << Summaries(a);
+  Named n = StragglersOf(a);
+  std::sort(n.comms.begin(), n.comms.end());
+  EXPECT_EQ(n.pids, std::vector<int64_t>(2, 4003)) << Summaries(a);
+  EXPECT_EQ(n.comms, (std::vector<std::string>{"tp0", "world"})) << Summaries(a);
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4003}) << Summaries(a);
 }
 
 // The same pause on one step in four: late in too few ops, nobody named.
