@@ -377,6 +377,16 @@ TEST(Verdict, TwoJobsSharingOneDirectory) {
   RunShell("rm -rf '" + rings + "' '" + a.dir + "' '" + b.dir + "'");
 }
 
+// An unknown NCCL_FLIGHTREC_GROUP: the plugin warns and believes only the
+// job user's files, and so does the `flightrec watch` it spawns with the
+// job's environment, which still gives the verdict, naming the culprit.
+TEST(Verdict, AnUnknownTrustGroupIsIgnoredByThePluginAndTheWatchAlike) {
+  VerdictJob v = RunHung("badgroup", 8, "--fault stuck:rank=3:op=121",
+                         {{"NCCL_FLIGHTREC_GROUP", "no-such-group-fr"}});
+  EXPECT_FALSE(LinesWith(v.job.log, "NCCL_FLIGHTREC_GROUP").empty()) << v.job.log.substr(0, 3000);
+  EXPECT_EQ(ExpectOneVerdict(v), std::vector<int>{3});
+}
+
 // A missing analyzer: one clear line per candidate process, no verdict, and
 // the job goes on exactly as it was (still hung, every rank alive).
 TEST(Verdict, MissingAnalyzerIsLoggedAndTheJobGoesOn) {
