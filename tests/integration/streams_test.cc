@@ -20,7 +20,9 @@
 //    once its own comm's stream finished it: after rank 5's DP op hangs on
 //    the GPU its later CE AllGather on tp1 completes with --streams comm,
 //    not with --streams rank; when the CE op itself hangs it stays
-//    unfinished while the DP op before it (another stream) completes.
+//    unfinished while the DP op before it (another stream) completes;
+//  * --on-hang shrink after a rank died: the abort flag drains every
+//    stream, and the shrunk world runs on a stream of its own.
 // DP ops 8 ms longer with --streams comm would make the DP stream the
 // bottleneck: DP ops then end at any point of rank 3's pauses, and the
 // analyzer measures a host gap from the latest end of an earlier op (a host
@@ -215,6 +217,41 @@ TEST_F(StreamsCe, ACeOpCompletesWithItsOwnStreamNotBehindAHungOne) {
 TEST_F(StreamsCe, AHungCeOpStaysUnfinishedWhileAnotherStreamCompletes) {
   EXPECT_NE(StateOf(HungRecords("streams-ce-hang", "comm", 89, "tp1"), 56, "AllGather"), "done");
   EXPECT_EQ(StateOf(HungRecords("streams-ce-hang-dp", "comm", 89, "dp1"), 21, "AllReduce"), "done");
+}
+
+// Rank 5 dies at op 81; the others' watchdogs shrink world without it and
+// run 24 AllReduces on the child, then finish.
+TEST_F(StreamsJob, ShrinkAfterADeadRankDrainsEveryStreamAndGoesOn) {
+  EmuJob job;
+  {
+    JobSlot slot;
+    job = RunEmu("streams-shrink",
+                 "--ranks 8 --tp 4 --ranks-per-node 4 --ops 200 --step-us 50 --streams comm "
+                 "--fault kill:rank=5:op=81 --on-hang shrink --shrink-ops 24 --watchdog-s " +
+                     testing::ScaledSecondsText(1) + " --hang-timeout-s " +
+                     testing::ScaledSecondsText(30),
+                 {{"NCCL_FLIGHTREC_TIMEOUT_S", "120"}, {"NCCL_FLIGHTREC_VERDICT", "0"}});
+  }
+  dirs_.push_back(job.dir);
+  ASSERT_EQ(job.status, 5) << job.summary.dump(1);  // rank 5 killed, the others finished
+  for (const auto& r : job.summary["ranks"]) {
+    if (r["rank"] != 5) {
+      EXPECT_EQ(r["state"], "finished") << job.summary.dump(1);
+    }
+  }
+  int children = 0;
+  for (const std::string& path : ListFiles(job.ring_dir, ".ring")) {
+    const FileView v = ReadFileView(path);
+    ASSERT_TRUE(v.ok) << v.error;
+    for (const CommView& c : v.comms) {
+      if (c.name != "world-shrink") continue;
+      ++children;
+      EXPECT_EQ(c.nranks, 7) << path;
+      ASSERT_EQ(c.records.size(), 24u) << path;
+      for (const RecView& r : c.records) EXPECT_EQ(r.state, "done") << path;
+    }
+  }
+  EXPECT_EQ(children, 7) << job.ring_dir;
 }
 
 }  // namespace
