@@ -127,8 +127,14 @@ void AddAllStuck(const Context& ctx, const BlockedOp& op, int32_t behind_it,
   for (int32_t rank : op.waiting) {
     const MemberRef& m = g.members[rank];
     const ProcessProgress& pp = ctx.progress.processes[m.process];
+    // The member's record of this op: its blocked record, or, when it is
+    // blocked at another comm's op, its record here (BuildWaitGraph counts
+    // it waiting when that record runs on the GPU).
+    const OpRecord* own = op.exchange ? nullptr : ctx.index.FindColl(op.group, rank, op.op.index);
     const OpRecord& r =
-        ctx.index.processes()[m.process].comms[pp.blocked_comm].records[pp.blocked_record];
+        own != nullptr
+            ? *own
+            : ctx.index.processes()[m.process].comms[pp.blocked_comm].records[pp.blocked_record];
     RankNote n;
     n.rank = rank;
     n.process = m.process;

@@ -20,6 +20,15 @@ constexpr uint64_t kSameLaunchNs = 200000;
 
 bool Tracked(const CommSnapshot& c) { return (c.flags & format::kRegionCompletionTracked) != 0; }
 
+// The op runs on the GPU: a KernelCh of it started, or (copy engine) its
+// CUDA start event completed. Its ProxyOps alone do not say so: NCCL posts
+// them at launch, and they make the op `running` before the stream reaches
+// its kernel.
+bool OnGpu(const OpRecord& r) {
+  return r.gpu_start_ns != 0 || r.channels_started > 0 ||
+         (r.is_copy_engine() && r.state >= format::kOpRunning);
+}
+
 // One pending Send/Recv of a process blocked in an exchange, in comm ranks.
 struct P2pElem {
   int32_t sender;
@@ -203,12 +212,13 @@ class Builder {
     return note;
   }
 
-  void AddWaiting(BlockedOp* op, int32_t rank, int32_t process) {
+  // `rec`: the process's record of the op (its blocked record if null).
+  void AddWaiting(BlockedOp* op, int32_t rank, int32_t process, const OpRecord* rec = nullptr) {
     op->waiting.push_back(rank);
     op->stuck = op->stuck || progress_.processes[process].stuck;
     // Processes of different hosts: on the common time line.
-    const uint64_t t =
-        progress_.Common(static_cast<size_t>(process), BlockedRecord(process).t_enqueue_ns);
+    const uint64_t enqueue = (rec != nullptr ? *rec : BlockedRecord(process)).t_enqueue_ns;
+    const uint64_t t = progress_.Common(static_cast<size_t>(process), enqueue);
     if (op->since_wall_ns == 0 || (t != 0 && t < op->since_wall_ns)) op->since_wall_ns = t;
   }
 
@@ -280,6 +290,15 @@ class Builder {
       if (rec != nullptr) {
         // Done, or its completion is not tracked so we cannot tell: passed.
         if (rec->state >= format::kOpDone || !Tracked(index_.Comm(m))) continue;
+        // On the GPU: its GPU is inside this op too, on the stream of this
+        // comm, while the op the process is blocked at runs on another
+        // (a stream per comm, as PyTorch runs process groups): it waits
+        // here like the others, and nobody waits for it.
+        if (OnGpu(*rec)) {
+          AddWaiting(&op, q, m.process, rec);
+          evidence.emplace_back(m.process, rec);
+          continue;
+        }
         op.laggards.push_back(Laggard(q, m.process, 0));  // GPU not there yet
         continue;
       }
@@ -328,7 +347,10 @@ class Builder {
         } else {
           const OpRecord* rec = index_.FindP2p(op.group, q, rank, !e.send, e.index);
           if (rec != nullptr) {
-            if (rec->state >= format::kOpDone || !Tracked(index_.Comm(m))) continue;
+            // Passed, untracked, or its GPU is in it (on this comm's stream,
+            // while the process is blocked at another comm's op): nobody
+            // waits for it.
+            if (rec->state >= format::kOpDone || OnGpu(*rec) || !Tracked(index_.Comm(m))) continue;
             note = Laggard(q, m.process, 0);
           } else {
             const int64_t last = index_.LastP2pIndex(op.group, q, rank, !e.send);

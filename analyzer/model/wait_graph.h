@@ -3,7 +3,12 @@
 // Nodes are processes and "blocked ops" (one per distinct op some process is
 // blocked at). A process points at the op it is blocked at; an op points at
 // every member that is not in it yet (never enqueued it, or is still inside
-// an earlier op, or is dead, or has no file). Collapsing through op nodes
+// an earlier op, or is dead, or has no file). A member whose record of the
+// op runs on its GPU (a KernelCh started; not just its ProxyOps, posted at
+// launch) is in it, even when the op the process is blocked at is
+// another comm's: with a stream per comm (PyTorch's process groups) a
+// process's GPU is inside several ops at once, and a member counted behind
+// an op it is running would close a false cycle. Collapsing through op nodes
 // keeps the edge count at most the sum of comm sizes, never ranks^2.
 //
 // A collective node is (comm, op index). Send/Recv are different: the GPU
@@ -41,7 +46,7 @@ struct BlockedOp {
   OpRef op;             // as the first blocked process saw it
   int32_t sender = -1;  // p2p: comm ranks of that first pair
   int32_t receiver = -1;
-  std::vector<int32_t> waiting;    // comm ranks blocked in this op
+  std::vector<int32_t> waiting;    // comm ranks blocked in this op (or running it)
   std::vector<RankNote> laggards;  // members not in it yet
   bool stuck = false;              // some waiting process is stuck
   uint64_t since_wall_ns = 0;      // earliest enqueue among the waiting
