@@ -117,6 +117,9 @@ void RankRuntime::FrameworkWatchdog() {
       return;
     }
     ending_ = true;  // the user thread stays parked while the comms end
+    // No replay host callback starts from now on; the running ones finish
+    // before their comm's finalize.
+    stream_cv_.wait(lock, [&] { return host_callbacks_ == 0; });
     lock.unlock();
     EndComms(opts_.on_hang == "revoke");
     lock.lock();
@@ -131,6 +134,7 @@ void RankRuntime::AbortKernels() {
   // Kernels poll the abort flag and exit; every stream then drains.
   __atomic_store_n(&stop_, true, __ATOMIC_RELEASE);
   std::unique_lock<std::mutex> lock(stream_mu_);
+  stream_cv_.notify_all();  // replays waiting for earlier launches (StreamLoop)
   stream_cv_.wait(lock, [&] { return launched_ == completed_; });
 }
 

@@ -11,11 +11,11 @@
 namespace flightrec {
 namespace emu {
 
-const Fault* Options::FindFault(FaultKind kind, int r, int64_t op_number) const {
-  return FindFault(kind, r, op_number, -1);
-}
+namespace {
 
-const Fault* Options::FindFault(FaultKind kind, int r, int64_t op_number, int comm) const {
+// `comm`: a CommKind value, -1 for the faults without comm= only.
+const Fault* Find(const std::vector<Fault>& faults, FaultKind kind, int r, int64_t op_number,
+                  int comm) {
   for (const Fault& f : faults) {
     if (f.kind != kind || f.rank != r) continue;
     if (f.comm >= 0 && f.comm != comm) continue;
@@ -25,7 +25,7 @@ const Fault* Options::FindFault(FaultKind kind, int r, int64_t op_number, int co
   return nullptr;
 }
 
-const Fault* Options::FindLinkFault(int64_t op_number, int comm) const {
+const Fault* FindLink(const std::vector<Fault>& faults, int64_t op_number, int comm) {
   for (const Fault& f : faults) {
     if (f.comm >= 0 && f.comm != comm) continue;
     if (f.kind == FaultKind::kSlowLink && op_number >= f.op) return &f;
@@ -33,9 +33,30 @@ const Fault* Options::FindLinkFault(int64_t op_number, int comm) const {
   return nullptr;
 }
 
-const Fault* Options::FindFault(FaultKind kind, int r, int64_t op_number, bool call) const {
+}  // namespace
+
+const Fault* Options::FindFault(FaultKind kind, int r, int64_t op_number) const {
+  return Find(faults, kind, r, op_number, -1);
+}
+
+const Fault* Options::FindFaultOn(FaultKind kind, int r, int64_t op_number, CommKind comm) const {
+  return Find(faults, kind, r, op_number, static_cast<int>(comm));
+}
+
+const Fault* Options::FindLinkFault(int64_t op_number) const {
+  return FindLink(faults, op_number, -1);
+}
+
+const Fault* Options::FindLinkFaultOn(int64_t op_number, CommKind comm) const {
+  return FindLink(faults, op_number, static_cast<int>(comm));
+}
+
+const Fault* Options::FindSkipFault(int r, int64_t op_number, bool one_call) const {
   for (const Fault& f : faults) {
-    if (f.kind == kind && f.rank == r && f.op == op_number && (f.call >= 0) == call) return &f;
+    if (f.kind == FaultKind::kSkip && f.rank == r && f.op == op_number &&
+        (f.call >= 0) == one_call) {
+      return &f;
+    }
   }
   return nullptr;
 }
@@ -138,12 +159,6 @@ bool Validate(Options* o, std::string* error) {
   }
   if (o->sym && o->graph_replays > 0) {
     *error = "--sym does not combine with --graph-replays";
-    return false;
-  }
-  // A graph is captured from one stream: its launches and host callbacks
-  // would have to be split over the comms' streams.
-  if (o->streams == StreamMode::kComm && o->graph_replays > 0) {
-    *error = "--streams comm does not combine with --graph-replays";
     return false;
   }
   if (o->ce && o->graph_replays > 0) {
@@ -429,7 +444,8 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
   --streams rank|comm   GPU streams of a rank: one in-order stream for all its comms (rank:
                         a rank blocked in one comm blocks its later ops in every comm), or
                         one per comm, as PyTorch's process groups (comm: ops of different
-                        comms overlap); not with --graph-replays [rank]
+                        comms overlap; with --graph-replays each comm's captured ops
+                        are replayed on its stream) [rank]
   --fault SPEC          stuck|skip|kill:rank=R:op=N, mismatch:rank=R:op=N:field=count|datatype|func,
                         mismatch:rank=R:op=N:field=datatype-same-bytes (other type, same bytes),
                         skip:rank=R:op=N:call=K (leave out call K of the grouped op N % 8 == 5),

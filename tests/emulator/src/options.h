@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "emulator/src/nccl_version.h"
+#include "emulator/src/topology.h"
 
 namespace flightrec {
 namespace emu {
@@ -121,15 +122,19 @@ struct Options {
   std::string coord_path;
 
   int tp_groups() const { return ranks / tp; }
+  // The fault of `kind` in effect for rank r's op `op_number`, among those
+  // without comm=.
   const Fault* FindFault(FaultKind kind, int r, int64_t op_number) const;
   // kSlow, kGpuSlow: the fault in effect for rank r's op `op_number` on a
-  // comm of kind `comm` (a CommKind value), honouring `comm=`.
-  const Fault* FindFault(FaultKind kind, int r, int64_t op_number, int comm) const;
-  // The kSlowLink fault in effect at op `op_number` on a comm of kind `comm`
-  // (-1: only faults without comm=), if any (it has no rank).
-  const Fault* FindLinkFault(int64_t op_number, int comm = -1) const;
-  // kSkip faults of one call of a group (`call`) or of whole ops (!`call`).
-  const Fault* FindFault(FaultKind kind, int r, int64_t op_number, bool call) const;
+  // comm of kind `comm`, honouring `comm=`.
+  const Fault* FindFaultOn(FaultKind kind, int r, int64_t op_number, CommKind comm) const;
+  // The kSlowLink fault in effect at op `op_number` (it has no rank): among
+  // those without comm=, or on a comm of kind `comm`.
+  const Fault* FindLinkFault(int64_t op_number) const;
+  const Fault* FindLinkFaultOn(int64_t op_number, CommKind comm) const;
+  // kSkip faults of rank r's op `op_number`: of one call of a group
+  // (`one_call`) or of the whole op (!`one_call`).
+  const Fault* FindSkipFault(int r, int64_t op_number, bool one_call) const;
 };
 
 // Parses `args` (everything after the sub-command). Returns false and sets

@@ -109,7 +109,7 @@ void RankRuntime::DestroyComm(CommState* c) {
 
 void RankRuntime::ApplyBeforeOpFaults(int64_t i) {
   int r = opts_.rank;
-  if (const Fault* f = opts_.FindFault(FaultKind::kSlow, r, i, static_cast<int>(OpComm(i))))
+  if (const Fault* f = opts_.FindFaultOn(FaultKind::kSlow, r, i, OpComm(i)))
     usleep(static_cast<useconds_t>(f->us));
   if (const Fault* f = opts_.FindFault(FaultKind::kPause, r, i)) {
     // A transient stall outside NCCL (a checkpoint, a slow data loader):
@@ -355,12 +355,12 @@ std::vector<std::shared_ptr<Task>> RankRuntime::MakeTasks(const Op& visible,
 
 void RankRuntime::RunOp(int64_t i) {
   ApplyBeforeOpFaults(i);
-  if (opts_.FindFault(FaultKind::kSkip, opts_.rank, i, /*call=*/false) != nullptr) {
+  if (opts_.FindSkipFault(opts_.rank, i, /*one_call=*/false) != nullptr) {
     EMU_WARN("fault: rank %d skips op %lld", opts_.rank, static_cast<long long>(i));
     return;
   }
   Op op = ScheduleOp(opts_.seed, i, topo_, opts_.rank);
-  if (const Fault* f = opts_.FindFault(FaultKind::kSkip, opts_.rank, i, /*call=*/true)) {
+  if (const Fault* f = opts_.FindSkipFault(opts_.rank, i, /*one_call=*/true)) {
     EMU_WARN("fault: rank %d leaves call %d out of the group of op %lld", opts_.rank, f->call,
              static_cast<long long>(i));
     op.calls.erase(op.calls.begin() + f->call);
@@ -426,11 +426,19 @@ void RankRuntime::CaptureGraph() {
   }
 }
 
-// One cudaGraphLaunch: the replay's kPeriod launches enqueued at once, no
-// profiler event on this thread (the host callbacks fire on the stream).
+// One cudaGraphLaunch: the replay's kPeriod launches enqueued at once, each
+// on its comm's stream (--streams comm: the graph's branches, as PyTorch
+// captures each process group's ops on its own stream), no profiler event on
+// this thread (the host callbacks fire on the streams). The replay starts
+// after every launch enqueued before it completed.
 void RankRuntime::LaunchReplay(int64_t first) {
   for (int k = 0; k < kPeriod; ++k) ApplyBeforeOpFaults(first + k);
   WaitInFlight(kMaxInFlight);
+  uint64_t before = 0;
+  {
+    std::lock_guard<std::mutex> lock(stream_mu_);
+    before = launched_;
+  }
   for (int k = 0; k < kPeriod; ++k) {
     const int64_t i = first + k;
     const CapturedOp& cap = captured_[k];
@@ -438,6 +446,7 @@ void RankRuntime::LaunchReplay(int64_t first) {
     uint64_t enqueued = 0;
     std::shared_ptr<Launch> launch = MakeLaunch(cap.op, cap.order, c, cap.mask, i, &enqueued);
     launch->captured = &cap;
+    launch->after_completed = before;
     if (i == opts_.mark_op) coord_->rank(opts_.rank)->mark_wall_ns = WallNs();
     coord_->Publish(launch->comm_global, coord_->enqueued(launch->comm_global, launch->my_member),
                     enqueued);
@@ -448,9 +457,10 @@ void RankRuntime::LaunchReplay(int64_t first) {
 }
 
 // nccl.md §CUDA graphs, replay: hostStreamPlanTask as a CUDA host function, run when the
-// stream reaches the launch, before its kernel: here on the stream thread,
-// never the user thread. Coll/P2p parents are the capture's API handles,
-// long stopped.
+// stream reaches the launch, before its kernel: here on the thread of the
+// stream the launch runs on (its comm's with --streams comm, so the comms'
+// callbacks may run at the same time), never the user thread. Coll/P2p
+// parents are the capture's API handles, long stopped.
 void RankRuntime::ReplayHostCallback(Launch* l) {
   const CapturedOp& cap = *l->captured;
   EmitPlanTask(cap.op, &comms_[l->comm_local], cap.mask, cap.api_handles, l, SeqRule::kPersistent,
@@ -519,7 +529,7 @@ int RankRuntime::Run() {
 void RankRuntime::Transfer(const Launch& l) const {
   int64_t us = opts_.step_us;
   const CommState& c = l.comm_local == kCommsPerRank ? *shrunk_ : comms_[l.comm_local];
-  if (const Fault* f = opts_.FindLinkFault(l.op, static_cast<int>(c.info.kind))) us += f->us;
+  if (const Fault* f = opts_.FindLinkFaultOn(l.op, c.info.kind)) us += f->us;
   if (us > 0) usleep(static_cast<useconds_t>(us));
 }
 
@@ -536,14 +546,32 @@ GpuStream* RankRuntime::StartStream(int local) {
 void RankRuntime::StreamLoop(GpuStream* s) {
   for (;;) {
     std::shared_ptr<Launch> l;
+    bool callback = false;
     {
       std::unique_lock<std::mutex> lock(stream_mu_);
       stream_cv_.wait(lock, [&] { return !s->queue.empty() || stream_exit_; });
       if (s->queue.empty()) return;
+      // A graph replay's branch waits for the work launched before the graph
+      // (its kernels exit at once on an abort).
+      stream_cv_.wait(lock, [&] {
+        return completed_ >= s->queue.front()->after_completed ||
+               __atomic_load_n(&stop_, __ATOMIC_ACQUIRE);
+      });
       l = s->queue.front();
       s->queue.pop_front();
+      // No callback once the framework is ending the comms (lifecycle.cc
+      // waits for the running ones before their finalize).
+      callback = l->captured != nullptr && l->captured->host_callback && !ending_ && !ended_;
+      if (callback) ++host_callbacks_;
     }
-    if (l->captured != nullptr && l->captured->host_callback) ReplayHostCallback(l.get());
+    if (callback) {
+      ReplayHostCallback(l.get());
+      {
+        std::lock_guard<std::mutex> lock(stream_mu_);
+        --host_callbacks_;
+      }
+      stream_cv_.notify_all();
+    }
     ExecuteLaunch(*l);
     {
       std::lock_guard<std::mutex> lock(stream_mu_);
@@ -563,8 +591,7 @@ void RankRuntime::ExecuteLaunch(const Launch& l) {
   // A slow or throttled GPU: the work before the collective on this stream
   // takes longer, so the stream reaches the launch late (it was enqueued on
   // time).
-  if (const Fault* f =
-          opts_.FindFault(FaultKind::kGpuSlow, opts_.rank, l.op, static_cast<int>(c->info.kind))) {
+  if (const Fault* f = opts_.FindFaultOn(FaultKind::kGpuSlow, opts_.rank, l.op, c->info.kind)) {
     usleep(static_cast<useconds_t>(f->us));
   }
   if (l.p2p) {

@@ -157,6 +157,7 @@ class RankRuntime {
   bool fw_stop_ = false;
   bool user_waiting_ = false;          // the user thread is parked in WaitInFlight
   bool ending_ = false;                // the watchdog is ending the comms: stay parked
+  int host_callbacks_ = 0;             // replay host callbacks running on the streams
   bool ended_ = false;                 // the framework gave up on the comms
   bool aborted_ = false;               // ended for good (abort/revoke): the rank stops
   std::unique_ptr<CommState> shrunk_;  // the comm ncclCommShrink made (local kCommsPerRank)

@@ -78,6 +78,11 @@ struct Launch {
   int64_t op = 0;
   bool gpu_hang = false;
   const CapturedOp* captured = nullptr;  // a graph replay's plan, else nullptr
+  // A graph replay's launch starts once the rank completed this many
+  // launches: every launch enqueued before its graph launch (docs/design/nccl.md
+  // §CUDA graphs: one graph launch runs after the previous one finished, its
+  // branches on the comms' streams in parallel).
+  uint64_t after_completed = 0;
   std::vector<std::shared_ptr<Task>> tasks;
 };
 

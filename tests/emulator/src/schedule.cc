@@ -53,39 +53,33 @@ Call MakeColl(uint8_t func, uint8_t dtype, uint64_t count, int root = 0) {
 Op ScheduleOp(uint64_t seed, int64_t i, const Topology& topo, int rank) {
   Op op;
   op.index = i;
+  op.comm = OpComm(i);
   uint64_t h = Mix64(seed ^ Mix64(static_cast<uint64_t>(i)));
   int tp = topo.tp();
   int tp_rank = rank % tp;
   switch (i % kPeriod) {
     case 0:
-      op.comm = CommKind::kTp;
       op.calls.push_back(MakeColl(fmt::kFuncAllReduce, fmt::kTypeFloat32, 1024ULL << (h % 4)));
       break;
     case 1:
-      op.comm = CommKind::kTp;
       op.calls.push_back(MakeColl(fmt::kFuncAllGather, fmt::kTypeBfloat16, 512ULL << (h % 3)));
       break;
     case 2:
-      op.comm = CommKind::kDp;
       op.calls.push_back(MakeColl(fmt::kFuncReduceScatter, fmt::kTypeFloat32, 256ULL << (h % 3)));
       break;
     case 3:
-      op.comm = CommKind::kWorld;
       op.calls.push_back(MakeColl(fmt::kFuncAllReduce, fmt::kTypeFloat16, 4096ULL << (h % 2)));
       break;
     case 4:
-      op.comm = CommKind::kTp;
       op.calls.push_back(MakeColl(fmt::kFuncBroadcast, fmt::kTypeFloat32, 2048,
                                   static_cast<int>((i / kPeriod) % tp)));
       break;
     case 5:
-      op.comm = CommKind::kTp;
       op.grouped = true;
       op.calls.push_back(MakeColl(fmt::kFuncReduceScatter, fmt::kTypeBfloat16, 64));
       op.calls.push_back(MakeColl(fmt::kFuncAllReduce, fmt::kTypeFloat32, 8192ULL << (h % 2)));
       break;
     case 6: {
-      op.comm = CommKind::kTp;
       op.grouped = true;
       Call send = MakeColl(fmt::kFuncSend, fmt::kTypeFloat32, 1024);
       send.peer = (tp_rank + 1) % tp;
@@ -96,7 +90,6 @@ Op ScheduleOp(uint64_t seed, int64_t i, const Topology& topo, int rank) {
       break;
     }
     default:
-      op.comm = CommKind::kDp;
       op.calls.push_back(MakeColl(fmt::kFuncAllReduce, fmt::kTypeBfloat16, 512ULL << (h % 2)));
       break;
   }

@@ -66,7 +66,9 @@ inline bool IsP2pOp(int64_t i) { return i % kPeriod == 6; }
 // Op number i is the group of two collectives (i % kPeriod == 5).
 inline bool IsGroupedCollOp(int64_t i) { return i % kPeriod == 5; }
 
-// The comm kind op number i runs on (ScheduleOp's and GraphOp's op.comm).
+// The comm kind op number i runs on (the table above): the op.comm of
+// ScheduleOp and GraphOp, and what a comm= fault keys on before the op is
+// built.
 inline CommKind OpComm(int64_t i) {
   const int64_t k = i % kPeriod;
   return k == 2 || k == 7 ? CommKind::kDp : k == 3 ? CommKind::kWorld : CommKind::kTp;

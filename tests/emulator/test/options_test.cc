@@ -41,20 +41,20 @@ TEST(Options, FailSlowFaultsCanHoldForOneCommKind) {
                     "slow-link:us=2000:comm=dp", "--fault", "gpu-slow:rank=1:us=9:comm=world"},
                    &o, &err))
       << err;
-  const int world = static_cast<int>(CommKind::kWorld);
-  const int tp = static_cast<int>(CommKind::kTp);
-  const int dp = static_cast<int>(CommKind::kDp);
-  EXPECT_NE(o.FindFault(FaultKind::kSlow, 3, 0, tp), nullptr);
-  EXPECT_EQ(o.FindFault(FaultKind::kSlow, 3, 0, dp), nullptr);
-  EXPECT_EQ(o.FindFault(FaultKind::kSlow, 3, 0, world), nullptr);
-  EXPECT_NE(o.FindLinkFault(7, dp), nullptr);
-  EXPECT_EQ(o.FindLinkFault(7, tp), nullptr);
-  EXPECT_NE(o.FindFault(FaultKind::kGpuSlow, 1, 3, world), nullptr);
-  EXPECT_EQ(o.FindFault(FaultKind::kGpuSlow, 1, 3, tp), nullptr);
+  const CommKind world = CommKind::kWorld;
+  const CommKind tp = CommKind::kTp;
+  const CommKind dp = CommKind::kDp;
+  EXPECT_NE(o.FindFaultOn(FaultKind::kSlow, 3, 0, tp), nullptr);
+  EXPECT_EQ(o.FindFaultOn(FaultKind::kSlow, 3, 0, dp), nullptr);
+  EXPECT_EQ(o.FindFaultOn(FaultKind::kSlow, 3, 0, world), nullptr);
+  EXPECT_NE(o.FindLinkFaultOn(7, dp), nullptr);
+  EXPECT_EQ(o.FindLinkFaultOn(7, tp), nullptr);
+  EXPECT_NE(o.FindFaultOn(FaultKind::kGpuSlow, 1, 3, world), nullptr);
+  EXPECT_EQ(o.FindFaultOn(FaultKind::kGpuSlow, 1, 3, tp), nullptr);
   // Without comm= a fault holds on every comm.
   Options all;
   ASSERT_TRUE(ParseOptions({"--fault", "slow:rank=3:us=5"}, &all, &err)) << err;
-  EXPECT_NE(all.FindFault(FaultKind::kSlow, 3, 0, dp), nullptr);
+  EXPECT_NE(all.FindFaultOn(FaultKind::kSlow, 3, 0, dp), nullptr);
   Fault f;
   EXPECT_FALSE(ParseFault("slow:rank=3:us=5:comm=pp", &f, &err));
   EXPECT_NE(err.find("comm=pp"), std::string::npos) << err;
@@ -62,9 +62,9 @@ TEST(Options, FailSlowFaultsCanHoldForOneCommKind) {
   EXPECT_NE(err.find("only slow, gpu-slow and slow-link"), std::string::npos) << err;
 }
 
-// --streams rank (default) or comm; comm refuses CUDA graphs (a graph is
-// captured from one stream) rather than running them on one stream.
-TEST(Options, StreamsModeParsesAndRefusesGraphs) {
+// --streams rank (default) or comm; comm takes CUDA graphs (each comm's
+// captured ops replay on its stream).
+TEST(Options, StreamsModeParsesAndTakesGraphs) {
   Options o;
   std::string err;
   EXPECT_EQ(o.streams, StreamMode::kRank);
@@ -77,10 +77,12 @@ TEST(Options, StreamsModeParsesAndRefusesGraphs) {
   EXPECT_FALSE(ParseOptions({"--streams", "gpu"}, &bad, &err));
   EXPECT_NE(err.find("--streams"), std::string::npos) << err;
   Options graph;
-  EXPECT_FALSE(
-      ParseOptions({"--streams", "comm", "--ops", "16", "--graph-replays", "2"}, &graph, &err));
-  EXPECT_NE(err.find("--streams comm does not combine with --graph-replays"), std::string::npos)
+  ASSERT_TRUE(ParseOptions({"--streams", "comm", "--ops", "16", "--graph-replays", "2", "--fault",
+                            "gpu-slow:rank=1:us=50:comm=dp"},
+                           &graph, &err))
       << err;
+  EXPECT_EQ(graph.streams, StreamMode::kComm);
+  EXPECT_EQ(graph.graph_replays, 2);
 }
 
 TEST(Options, ParsesFaultsAndRejectsBadOnesWithTheSpec) {
@@ -128,8 +130,8 @@ TEST(Options, ParsesFaultsAndRejectsBadOnesWithTheSpec) {
       ParseOptions({"--ranks", "8", "--fault", "skip:rank=2:op=13:call=1"}, &group_skip, &err))
       << err;
   EXPECT_EQ(group_skip.faults[0].call, 1);
-  EXPECT_NE(group_skip.FindFault(FaultKind::kSkip, 2, 13, /*call=*/true), nullptr);
-  EXPECT_EQ(group_skip.FindFault(FaultKind::kSkip, 2, 13, /*call=*/false), nullptr);
+  EXPECT_NE(group_skip.FindSkipFault(2, 13, /*one_call=*/true), nullptr);
+  EXPECT_EQ(group_skip.FindSkipFault(2, 13, /*one_call=*/false), nullptr);
   for (const char* fault :
        {"skip:rank=2:op=12:call=0", "skip:rank=2:op=13:call=2", "stuck:rank=2:op=13:call=0"}) {
     Options refused;

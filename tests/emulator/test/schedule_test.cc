@@ -36,12 +36,15 @@ TEST(Schedule, IsDeterministicAndAgreesAcrossMembers) {
   EXPECT_TRUE(differs);
 }
 
-// OpComm (what a comm= fault keys on before the op is built) is the op's comm.
-TEST(Schedule, OpCommIsTheScheduledComm) {
+// The comm of each op of the period (schedule.h's table), the same in every
+// period and in the graph replays.
+TEST(Schedule, EachOpOfThePeriodRunsOnItsComm) {
+  const CommKind kTable[kPeriod] = {CommKind::kTp, CommKind::kTp, CommKind::kDp, CommKind::kWorld,
+                                    CommKind::kTp, CommKind::kTp, CommKind::kTp, CommKind::kDp};
   Topology topo(8, 4, 4, "job");
   for (int64_t i = 0; i < 3 * kPeriod; ++i) {
-    EXPECT_EQ(OpComm(i), ScheduleOp(3, i, topo, 5).comm) << i;
-    EXPECT_EQ(OpComm(i + 2 * kPeriod), GraphOp(3, i + 2 * kPeriod, topo, 5).comm) << i;
+    EXPECT_EQ(ScheduleOp(3, i, topo, 5).comm, kTable[i % kPeriod]) << i;
+    EXPECT_EQ(GraphOp(3, i + 2 * kPeriod, topo, 5).comm, kTable[i % kPeriod]) << i;
   }
 }
 
