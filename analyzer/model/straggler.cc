@@ -50,32 +50,12 @@ namespace {
 // only as far as its GPU start was late too (GroupStragglers): a pause while
 // the op's own stream was still busy delayed nobody.
 //
-// A host released by an op it ended itself, late by its own pause (it was
-// the last to arrive there, see FindLeads, after a host gap of at least half
-// its lead, and its stream started the op within half its lead of the
-// enqueue), was late of its own making when released: its pauses before
-// that op, and before the op that released it there, and so on, held up
-// the peers of every comm along the way. The host gap carries that
-// lateness: the time since the host was last known busy or released, plus
-// the (carried) gap of the latest op it so ended, less how much later any
-// op it did not end itself ended (had it waited for that op, the wait
-// absorbed as much). A victim released late by another comm's straggler did
-// not end that op; where it is the last at its next ops, its gap is a
-// wake-up, far below its lead: it carries nothing. A GPU-side straggler's
-// streams start its ops late whatever its host does: it carries nothing
-// either, even when a loaded host wakes up late.
-//
 // The GPU gap runs from the end of the latest-ending earlier op, 0 when the
 // op started before that (the stream was ahead): another stream's op
 // running says nothing of when this op's stream was free.
 constexpr double kUnknownGap = -1.0;
 struct Gap {
   double ns = kUnknownGap;
-  // Host gaps, set by FindLeads before the gap pass: by how much this op's
-  // kernel ran shorter than the next shortest member's, when it was the
-  // last to arrive by min_late_ns or more (the op ended when it arrived);
-  // else 0.
-  float lead_ns = 0;
   bool ahead = false;  // host gap: an earlier op was still running
 };
 using Gaps = std::vector<std::vector<std::vector<Gap>>>;
@@ -85,29 +65,16 @@ class GapClock {
  public:
   explicit GapClock(bool host) : host_(host) {}
 
-  // The op at `at`, record `r` (ended at `end`, 0: not done; its enqueue
-  // call returned at `busy`), every op before it stepped: writes its gap to
-  // `*slot` (whose lead_ns FindLeads set) and adds the op.
-  void Step(uint64_t at, const OpRecord& r, uint64_t end, uint64_t busy, Gap* slot) {
-    double own = kUnknownGap;
-    Gap g = Before(at, &own);
-    g.lead_ns = slot->lead_ns;
-    *slot = g;
-    Add(at, end, busy, host_ ? CarryOf(g, own, r) : 0.0);
-  }
-
- private:
-  // The gap before an op at `at`, every op before it added; `*own`: the
-  // host gap without what it carries.
-  Gap Before(uint64_t at, double* own) {
+  // The gap before an op at `at`, every op before it added.
+  Gap Before(uint64_t at) {
     Gap g;
     if (!host_) {
       if (ended_ != 0) g.ns = at > ended_ ? static_cast<double>(at - ended_) : 0.0;
       return g;
     }
-    while (!running_.empty() && running_.front().first <= at) {
-      Ended(running_.front().first, running_.front().second);
-      std::pop_heap(running_.begin(), running_.end(), std::greater<Running>());
+    while (!running_.empty() && running_.front() <= at) {
+      ended_ = std::max(ended_, running_.front());
+      std::pop_heap(running_.begin(), running_.end(), std::greater<uint64_t>());
       running_.pop_back();
     }
     // No earlier op with a known end (dumps without GPU times, e.g.
@@ -116,19 +83,14 @@ class GapClock {
     // its ops, so the gap is unknown, as it is before the first op ends.
     if (ended_ == 0 && running_.empty()) return g;
     const uint64_t from = std::max(ended_, busy_);
-    *own = at > from ? static_cast<double>(at - from) : 0.0;
-    // What the op it last ended itself carries, less how much later an op
-    // it did not end itself ended (a wait for that op absorbed as much).
-    const double absorbed = static_cast<double>(ended_ - carry_end_);
-    g.ns = *own + (carry_end_ != 0 ? std::max(0.0, carry_ - absorbed) : 0.0);
+    g.ns = at > from ? static_cast<double>(at - from) : 0.0;
     g.ahead = !running_.empty();
     return g;
   }
 
   // An op at `at` that ended at `end` (0: not done) and whose enqueue call
-  // returned at `busy` (host only); `carry`: the lateness a host released
-  // by its end carries (its own gap when it ended the op, else 0).
-  void Add(uint64_t at, uint64_t end, uint64_t busy, double carry) {
+  // returned at `busy` (host only).
+  void Add(uint64_t at, uint64_t end, uint64_t busy) {
     if (!host_) {
       ended_ = std::max(ended_, end);
       return;
@@ -136,42 +98,18 @@ class GapClock {
     busy_ = std::max(busy_, busy);
     if (end == 0) return;
     if (end <= at) {
-      Ended(end, carry);
+      ended_ = std::max(ended_, end);
     } else {
-      running_.emplace_back(end, carry);
-      std::push_heap(running_.begin(), running_.end(), std::greater<Running>());
+      running_.push_back(end);
+      std::push_heap(running_.begin(), running_.end(), std::greater<uint64_t>());
     }
   }
 
-  // What a host released by the end of op `r`, whose gap is `g` (`own`
-  // without its carry), carries:
-  // the op must have been late by the host's pause, a gap of at least half
-  // its lead, on a stream that started it within half its lead of its
-  // enqueue (a pause while its stream was busy anyway, e.g. behind a slow
-  // GPU, delayed nobody).
-  static double CarryOf(const Gap& g, double own, const OpRecord& r) {
-    if (g.lead_ns <= 0 || own < 0.5 * g.lead_ns || r.gpu_start_ns == 0) return 0.0;
-    const double delay = r.gpu_start_ns > r.t_enqueue_ns
-                             ? static_cast<double>(r.gpu_start_ns - r.t_enqueue_ns)
-                             : 0.0;
-    return delay < 0.5 * g.lead_ns ? g.ns : 0.0;
-  }
-
-  using Running = std::pair<uint64_t, double>;  // (end, carry)
-  void Ended(uint64_t end, double carry) {
-    ended_ = std::max(ended_, end);
-    if (carry > 0 && end >= carry_end_) {
-      carry_end_ = end;
-      carry_ = carry;
-    }
-  }
-
+ private:
   const bool host_;
-  uint64_t ended_ = 0;            // latest end seen passed
-  uint64_t carry_end_ = 0;        // host: end of the latest op with a carry
-  double carry_ = 0;              // host: what that op carries
-  uint64_t busy_ = 0;             // host: latest enqueue call's return
-  std::vector<Running> running_;  // host: ops still ahead (min-heap on end)
+  uint64_t ended_ = 0;             // latest end seen passed
+  uint64_t busy_ = 0;              // host: latest enqueue call's return
+  std::vector<uint64_t> running_;  // host: ends still ahead (min-heap)
 };
 
 uint64_t EndOf(const OpRecord& r) { return r.state >= format::kOpDone ? r.gpu_end_ns : 0; }
@@ -209,8 +147,8 @@ bool MergeGaps(const std::vector<CommSnapshot>& comms, uint64_t OpRecord::*field
     if (best == n) return true;
     const OpRecord& r = *cur[best];
     const uint64_t at = head[best];
-    clock.Step(at, r, EndOf(r), BusyOf(r),
-               &(*gaps)[best][static_cast<size_t>(cur[best] - begin[best])]);
+    (*gaps)[best][static_cast<size_t>(cur[best] - begin[best])] = clock.Before(at);
+    clock.Add(at, EndOf(r), BusyOf(r));
     const OpRecord* next = cur[best] + 1;
     while (next != end[best] && (*next).*field == 0) ++next;
     cur[best] = next;
@@ -221,28 +159,17 @@ bool MergeGaps(const std::vector<CommSnapshot>& comms, uint64_t OpRecord::*field
   }
 }
 
-// Gaps sized as the processes' regions and records, no gap known.
-void SizeGaps(const std::vector<ProcessSnapshot>& processes, Gaps* gaps) {
-  gaps->resize(processes.size());
-  for (size_t p = 0; p < processes.size(); ++p) {
-    const std::vector<CommSnapshot>& comms = processes[p].comms;
-    (*gaps)[p].resize(comms.size());
-    for (size_t c = 0; c < comms.size(); ++c) (*gaps)[p][c].assign(comms[c].records.size(), Gap());
-  }
-}
-
-// The gaps of one process's regions (`gaps` sized by SizeGaps; leads, if
-// any, already set).
+// The gaps of one process's regions, `gaps` sized as its regions.
 void ProcessGaps(const std::vector<CommSnapshot>& comms, uint64_t OpRecord::*field,
                  std::vector<std::vector<Gap>>* gaps) {
+  gaps->resize(comms.size());
+  for (size_t c = 0; c < comms.size(); ++c) {
+    (*gaps)[c].assign(comms[c].records.size(), Gap());
+  }
   if (comms.size() <= kMaxCursorRegions && MergeGaps(comms, field, gaps)) return;
   struct Entry {
     uint64_t at, end, busy;
     uint32_t comm, rec;
-  };
-  const auto unknown = [](Gap& g) {
-    g.ns = kUnknownGap;
-    g.ahead = false;
   };
   const auto by_at = [](const Entry& a, const Entry& b) { return a.at < b.at; };
   std::vector<Entry> entries;
@@ -251,7 +178,7 @@ void ProcessGaps(const std::vector<CommSnapshot>& comms, uint64_t OpRecord::*fie
   // not), then the runs merged: the process's ops on (field, region,
   // record), as MergeGaps takes them.
   for (size_t c = 0; c < comms.size(); ++c) {
-    std::for_each((*gaps)[c].begin(), (*gaps)[c].end(), unknown);
+    std::fill((*gaps)[c].begin(), (*gaps)[c].end(), Gap());
     const size_t begin = entries.size();
     bool ordered = true;
     for (size_t i = 0; i < comms[c].records.size(); ++i) {
@@ -283,99 +210,8 @@ void ProcessGaps(const std::vector<CommSnapshot>& comms, uint64_t OpRecord::*fie
   }
   GapClock clock(field == &OpRecord::t_enqueue_ns);
   for (const Entry& e : entries) {
-    clock.Step(e.at, comms[e.comm].records[e.rec], e.end, e.busy, &(*gaps)[e.comm][e.rec]);
-  }
-}
-
-// The collective indexes of `group` compared: the newest `window` that
-// every member holds; false when the group is not judged (members missing,
-// fewer than two, nothing in common).
-bool CompareWindow(const JobIndex& index, int32_t group, const StragglerOptions& options,
-                   uint64_t* lo_out, uint64_t* hi_out) {
-  const CommGroup& g = index.groups()[group];
-  const size_t n = g.members.size();
-  if (g.present != g.nranks || n < 2) return false;
-  uint64_t lo = 0, hi = UINT64_MAX;
-  for (int32_t r = 0; r < static_cast<int32_t>(n); ++r) {
-    const CommSnapshot& c = index.Comm(g.members[r]);
-    if (c.coll_count == 0) return false;
-    lo = std::max(lo, index.FirstCollIndex(group, r));
-    hi = std::min(hi, c.coll_count - 1);
-  }
-  if (lo == UINT64_MAX || hi < lo) return false;
-  if (hi - lo + 1 > options.window) lo = hi + 1 - options.window;
-  *lo_out = lo;
-  *hi_out = hi;
-  return true;
-}
-
-// A record's kernel time, -1 when not done or not timed.
-double KernelNs(const OpRecord& r) {
-  if (r.state < format::kOpDone || r.gpu_start_ns == 0 || r.gpu_end_ns < r.gpu_start_ns) return -1;
-  return static_cast<double>(r.gpu_end_ns - r.gpu_start_ns);
-}
-
-// Sets Gap::lead_ns on the host gaps of `group`'s records whose member was
-// the last to arrive, by min_late_ns or more: at each compared collective
-// every member's kernel ends when the last one arrives, so the last to
-// arrive ran the shortest, by its lead over the next to arrive; a p2p op
-// leads by as much as its kernel ran shorter than its peer's (a peer that
-// did not wait, e.g. a small send, gives no lead). Kernel times come from
-// one GPU clock each: no clock offsets are needed. Untimed ops lead by
-// nothing.
-void FindLeads(const JobIndex& index, int32_t group, const StragglerOptions& options,
-               Gaps* host_gaps) {
-  const CommGroup& g = index.groups()[group];
-  const int32_t n = static_cast<int32_t>(g.members.size());
-  const double min_lead = static_cast<double>(options.min_late_ns);
-  const auto set_lead = [&](int32_t r, const OpRecord& rec, double lead) {
-    const MemberRef& m = g.members[r];
-    const OpRecord* base = index.Comm(m).records.data();
-    (*host_gaps)[m.process][m.comm][static_cast<size_t>(&rec - base)].lead_ns =
-        static_cast<float>(lead);
-  };
-  uint64_t lo = 0, hi = 0;
-  if (CompareWindow(index, group, options, &lo, &hi)) {
-    struct Shortest {
-      const OpRecord* rec = nullptr;
-      int32_t member = -1, seen = 0;
-      double first = HUGE_VAL, second = HUGE_VAL;
-    };
-    std::vector<Shortest> rows(hi - lo + 1);
-    for (int32_t r = 0; r < n; ++r) {
-      index.ForEachColl(group, r, [&](const OpRecord& rec) {
-        const double k = KernelNs(rec);
-        if (rec.op_index < lo || rec.op_index > hi || k < 0) return;
-        Shortest& s = rows[rec.op_index - lo];
-        ++s.seen;
-        if (k < s.first) {
-          s.second = s.first;
-          s.first = k;
-          s.rec = &rec;
-          s.member = r;
-        } else if (k < s.second) {
-          s.second = k;
-        }
-      });
-    }
-    for (const Shortest& s : rows) {
-      if (s.seen == n && s.second - s.first >= min_lead)
-        set_lead(s.member, *s.rec, s.second - s.first);
-    }
-  }
-  if (g.present != g.nranks) return;
-  for (int32_t r = 0; r < n; ++r) {
-    for (const OpRecord& rec : index.Comm(g.members[r]).records) {
-      if ((rec.flags & format::kFlagP2p) == 0 || rec.root_or_peer < 0 || rec.root_or_peer >= n) {
-        continue;
-      }
-      const double mine = KernelNs(rec);
-      if (mine < 0) continue;
-      const bool send = rec.func == format::kFuncSend;
-      const OpRecord* other = index.FindP2p(group, rec.root_or_peer, r, !send, rec.op_index);
-      const double theirs = other != nullptr ? KernelNs(*other) : -1;
-      if (theirs - mine >= min_lead) set_lead(r, rec, theirs - mine);
-    }
+    (*gaps)[e.comm][e.rec] = clock.Before(e.at);
+    clock.Add(e.at, e.end, e.busy);
   }
 }
 
@@ -399,8 +235,16 @@ class GroupStragglers {
 
   void Run(std::vector<StragglerMeasure>* out) {
     const CommGroup& g = index_.groups()[group_];
-    uint64_t lo = 0, hi = 0;
-    if (!CompareWindow(index_, group_, options_, &lo, &hi)) return;
+    if (g.present != g.nranks || n_ < 2) return;
+    uint64_t lo = 0, hi = UINT64_MAX;
+    for (int32_t r = 0; r < static_cast<int32_t>(n_); ++r) {
+      const CommSnapshot& c = index_.Comm(g.members[r]);
+      if (c.coll_count == 0) return;
+      lo = std::max(lo, index_.FirstCollIndex(group_, r));
+      hi = std::min(hi, c.coll_count - 1);
+    }
+    if (lo == UINT64_MAX || hi < lo) return;
+    if (hi - lo + 1 > options_.window) lo = hi + 1 - options_.window;
     base_.resize(n_);
     host_gap_.resize(n_);
     gpu_gap_.resize(n_);
@@ -716,12 +560,7 @@ Finding FindingOf(const JobIndex& index, const std::vector<StragglerMeasure>& gr
 std::vector<StragglerMeasure> MeasureStragglers(const JobIndex& index,
                                                 const StragglerOptions& options) {
   const size_t n = index.processes().size();
-  Gaps host_gaps, gpu_gaps;
-  SizeGaps(index.processes(), &host_gaps);
-  SizeGaps(index.processes(), &gpu_gaps);
-  // Each (process, region) belongs to one group: the groups write apart.
-  ParallelFor(index.groups().size(),
-              [&](size_t g) { FindLeads(index, static_cast<int32_t>(g), options, &host_gaps); });
+  Gaps host_gaps(n), gpu_gaps(n);
   ParallelFor(n, [&](size_t p) {
     ProcessGaps(index.processes()[p].comms, &OpRecord::t_enqueue_ns, &host_gaps[p]);
     ProcessGaps(index.processes()[p].comms, &OpRecord::gpu_start_ns, &gpu_gaps[p]);
