@@ -293,8 +293,9 @@ class Builder {
         // On the GPU: its GPU is inside this op too, on the stream of this
         // comm, while the op the process is blocked at runs on another
         // (a stream per comm, as PyTorch runs process groups): it waits
-        // here like the others, and nobody waits for it.
-        if (OnGpu(*rec)) {
+        // here like the others, and nobody waits for it. Not when it is
+        // dead: a dead process is a laggard wherever it is, never a waiter.
+        if (OnGpu(*rec) && !progress_.processes[m.process].dead) {
           AddWaiting(&op, q, m.process, rec);
           evidence.emplace_back(m.process, rec);
           continue;
@@ -348,9 +349,12 @@ class Builder {
           const OpRecord* rec = index_.FindP2p(op.group, q, rank, !e.send, e.index);
           if (rec != nullptr) {
             // Passed, untracked, or its GPU is in it (on this comm's stream,
-            // while the process is blocked at another comm's op): nobody
-            // waits for it.
-            if (rec->state >= format::kOpDone || OnGpu(*rec) || !Tracked(index_.Comm(m))) continue;
+            // while the live process is blocked at another comm's op):
+            // nobody waits for it. A dead process stays a laggard.
+            if (rec->state >= format::kOpDone || !Tracked(index_.Comm(m)) ||
+                (OnGpu(*rec) && !progress_.processes[m.process].dead)) {
+              continue;
+            }
             note = Laggard(q, m.process, 0);
           } else {
             const int64_t last = index_.LastP2pIndex(op.group, q, rank, !e.send);

@@ -3,7 +3,7 @@
 // Nodes are processes and "blocked ops" (one per distinct op some process is
 // blocked at). A process points at the op it is blocked at; an op points at
 // every member that is not in it yet (never enqueued it, or is still inside
-// an earlier op, or is dead, or has no file). A member whose record of the
+// an earlier op, or is dead, or has no file). A live member whose record of the
 // op runs on its GPU (a KernelCh started; not just its ProxyOps, posted at
 // launch) is in it, even when the op the process is blocked at is
 // another comm's: with a stream per comm (PyTorch's process groups) a
