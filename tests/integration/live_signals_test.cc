@@ -39,12 +39,7 @@ std::vector<std::string> TempFiles(const std::string& dir) {
 
 // Waits (a liveness bound) until `path` has content.
 bool WaitForContent(const std::string& path, int bound_s) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(bound_s);
-  while (ReadText(path).empty()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
+  return WaitForText(path, bound_s, [](const std::string& text) { return !text.empty(); });
 }
 
 class LiveSignals : public ::testing::Test {

@@ -62,6 +62,7 @@ using testing::ListFiles;
 using testing::MakeTempDir;
 using testing::ReadText;
 using testing::RunShell;
+using testing::WaitForText;
 
 }  // namespace itest
 }  // namespace flightrec

@@ -221,21 +221,29 @@ TEST(StatusLive, AHealthyJobIsProgressingEverywhereAndWatchPrintsFrames) {
   EXPECT_NE(text.out.find("job st-ok (8 processes): "), std::string::npos) << text.out;
 
   // --watch into a pipe: successive frames, then SIGINT ends it with 0.
+  // Bounded waits, not a fixed sleep: a loaded sanitizer build may take
+  // seconds to start and to draw a frame.
   const std::string out = MakeTempDir("status-watch");
-  CliRun watch;
-  watch.exit_code =
-      RunShell("'" + BuildDir() + "/bin/flightrec' status --watch --interval 0.3 '" + job.rings() +
-               "' >'" + out + "/out' 2>'" + out + "/err' & w=$!; sleep 2; kill -INT $w; wait $w");
-  watch.out = ReadText(out + "/out");
-  watch.err = ReadText(out + "/err");
-  RunShell("rm -rf '" + out + "'");
-  EXPECT_EQ(watch.exit_code, 0) << watch.err;
-  size_t frames = 0;
-  for (size_t at = watch.out.find("flightrec status  "); at != std::string::npos;
-       at = watch.out.find("flightrec status  ", at + 1)) {
-    ++frames;
+  const auto frames = [](const std::string& text) {
+    size_t n = 0;
+    for (size_t at = text.find("flightrec status  "); at != std::string::npos;
+         at = text.find("flightrec status  ", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  {
+    Spawned watch("'" + BuildDir() + "/bin/flightrec' status --watch --interval 0.3 '" +
+                  job.rings() + "' >'" + out + "/out' 2>'" + out + "/err'");
+    ASSERT_TRUE(watch.WaitBlocks(SIGINT, 60)) << ReadText(out + "/err");
+    EXPECT_TRUE(WaitForText(out + "/out", 60, [&](const std::string& text) {
+      return frames(text) >= 2;
+    })) << ReadText(out + "/out");
+    EXPECT_EQ(watch.Stop(SIGINT, 60), 0) << ReadText(out + "/err");
+    EXPECT_FALSE(watch.signaled()) << "killed by SIGINT instead of exiting";
   }
-  EXPECT_GE(frames, 2u) << watch.out;
+  EXPECT_GE(frames(ReadText(out + "/out")), 2u) << ReadText(out + "/out");
+  RunShell("rm -rf '" + out + "'");
 }
 
 TEST(StatusLive, AStuckRankLeavesItsCommStalledAtTheOpItNeverJoined) {

@@ -555,9 +555,16 @@ TEST_F(WatchTest, FailingHookIsLoggedNotFatal) {
 TEST_F(WatchTest, VanishedDirectoryIsAnError) {
   const std::string dir = NewDir("watch-vanish");
   const std::string out = NewDir("watch-vanishout");
+  // The directory goes once the watcher has probed it (its probe file is
+  // created and deleted): earlier, it would be missing at the start.
+  const int fd = inotify_init1(IN_CLOEXEC);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_GE(inotify_add_watch(fd, dir.c_str(), IN_DELETE), 0) << std::strerror(errno);
   Spawned watcher(Flightrec() + " watch '" + dir + "' --poll-ms 50 >'" + out + "/w.out' 2>'" + out +
                   "/w.err'");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  struct pollfd p = {fd, POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 60000), 1) << "no probe deleted in 60 s: " << ReadText(out + "/w.err");
+  close(fd);
   RunShell("rm -rf '" + dir + "'");
   EXPECT_EQ(watcher.Wait(60), 2) << ReadText(out + "/w.err");
   EXPECT_NE(ReadText(out + "/w.err").find(dir + ": not a readable directory"), std::string::npos)

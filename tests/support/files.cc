@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 namespace flightrec {
 namespace testing {
@@ -45,6 +47,16 @@ void RemoveTree(const std::string& dir) {
 std::string ReadText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+bool WaitForText(const std::string& path, int bound_s,
+                 const std::function<bool(const std::string&)>& ready) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(bound_s);
+  while (!ready(ReadText(path))) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
 }
 
 std::vector<uint8_t> ReadBytes(const std::string& path) {

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ std::string MakeTempDir(const std::string& tag);
 void RemoveTree(const std::string& dir);
 
 std::string ReadText(const std::string& path);
+// Polls `path` (every 50 ms, a liveness bound of `bound_s`) until `ready`
+// accepts its text; false when the bound passed first.
+bool WaitForText(const std::string& path, int bound_s,
+                 const std::function<bool(const std::string&)>& ready);
 std::vector<uint8_t> ReadBytes(const std::string& path);
 bool WriteBytes(const std::string& path, const void* data, size_t size);
 // Regular files directly in `dir` whose name ends with `suffix`, sorted.
