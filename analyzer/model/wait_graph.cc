@@ -295,7 +295,7 @@ class Builder {
         // (a stream per comm, as PyTorch runs process groups): it waits
         // here like the others, and nobody waits for it. Not when it is
         // dead: a dead process is a laggard wherever it is, never a waiter.
-        if (OnGpu(*rec) && !progress_.processes[m.process].dead) {
+        if (InOpOnItsGpu(*rec, m.process)) {
           AddWaiting(&op, q, m.process, rec);
           evidence.emplace_back(m.process, rec);
           continue;
@@ -312,6 +312,12 @@ class Builder {
     }
     for (int32_t k : never) MarkSkipper(&op.laggards[k], evidence);
     op.members = static_cast<int32_t>(g.members.size());
+  }
+
+  // The live process `process` is inside the op `rec` records, on its GPU:
+  // a waiter, not a laggard. A dead process is never one.
+  bool InOpOnItsGpu(const OpRecord& rec, int32_t process) const {
+    return OnGpu(rec) && !progress_.processes[process].dead;
   }
 
   void MarkSkipper(RankNote* n, const std::vector<std::pair<int32_t, const OpRecord*>>& evidence) {
@@ -352,7 +358,7 @@ class Builder {
             // while the live process is blocked at another comm's op):
             // nobody waits for it. A dead process stays a laggard.
             if (rec->state >= format::kOpDone || !Tracked(index_.Comm(m)) ||
-                (OnGpu(*rec) && !progress_.processes[m.process].dead)) {
+                InOpOnItsGpu(*rec, m.process)) {
               continue;
             }
             note = Laggard(q, m.process, 0);
