@@ -245,7 +245,8 @@ TEST(Verdict, TheCulpritItselfGivesTheVerdict) {
 // holds the verdict lock: another rank's watchdog sees the lock go stale and
 // spawns again; one verdict still comes out, in a survivor's log. The
 // analyzer is a wrapper around the real binary: the first call runs it,
-// waits for its lock, freezes it (the analysis is mid-way), then kills it
+// waits for its lock to hold "host pid" (the lock is created empty, then
+// written), freezes it (the analysis is mid-way), then kills it
 // and its parent rank; calls made before that wait for it (so the first is
 // surely the lock's holder), later ones run the real binary.
 TEST(Verdict, AnotherRankTakesOverWhenTheChosenOneIsKilled) {
@@ -262,7 +263,7 @@ TEST(Verdict, AnotherRankTakesOverWhenTheChosenOneIsKilled) {
           real +
           "' \"$@\" & w=$!\n"
           "  while :; do\n"
-          "    for f in \"$dumps\"/flightrec-*.verdict-*.lock; do [ -e \"$f\" ] && break 2; done\n"
+          "    for f in \"$dumps\"/flightrec-*.verdict-*.lock; do [ -s \"$f\" ] && break 2; done\n"
           "    sleep 0.02\n"
           "  done\n"
           "  kill -STOP $w\n"
