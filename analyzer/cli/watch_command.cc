@@ -210,8 +210,10 @@ class Watcher {
   int Run();
 
  private:
-  bool ParentAlive() {
-    if (parent_.Alive()) return true;
+  // False (after one line saying so) once the parent is gone, seen here or
+  // by the thread of `keeper` that keeps a held lock fresh.
+  bool ParentAlive(const LockKeeper* keeper = nullptr) {
+    if (parent_.Alive() && (keeper == nullptr || !keeper->parent_gone())) return true;
     Complain("parent process " + std::to_string(parent_.pid()) +
              " is gone; exiting without a verdict");
     return false;
@@ -347,7 +349,7 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
   std::string error;
   while (!incident.complete()) {
     if (stop_->Requested()) return kStopRequested;
-    if (keeper.parent_gone() || !ParentAlive()) return kExitError;
+    if (!ParentAlive(&keeper)) return kExitError;
     if (!lock->StillOurs()) return LostLock();
     const bool local_grace = Clock::now() - first_seen_ >= grace;
     const bool dump_grace =
@@ -384,7 +386,7 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
                             {&paths.txt, "txt", ReportFormat::kText}};
   for (const Output& o : outputs) {
     if (stop_->Requested()) return kStopRequested;
-    if (keeper.parent_gone() || !ParentAlive()) return kExitError;
+    if (!ParentAlive(&keeper)) return kExitError;
     if (!lock->StillOurs()) return LostLock();
     // A unique temporary renamed over the name: whatever another user
     // planted there (a symlink, a file) is replaced, never written through;
