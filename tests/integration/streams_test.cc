@@ -476,12 +476,15 @@ Interval FirstOn(const std::vector<Interval>& replay, const std::string& prefix)
 }
 
 // gpu-slow:comm=tp in the replays: rank 3's TP stream starts each replayed
-// TP launch 3 ms late. With --streams comm its DP branch of the replay does
-// not wait for that: its DP ReduceScatter (op 2 of the period) starts before
-// its first TP op (op 0) does. With --streams rank the ReduceScatter runs
-// after both TP ops before it on the one stream.
+// TP launch 3 ms late (times the load scale, at most 10: under TSan on a
+// busy machine the streams' threads wait that long to be scheduled). With
+// --streams comm its DP branch of the replay does not wait for that: its DP
+// ReduceScatter (op 2 of the period) starts at least 1 ms before its first
+// TP op (op 0) does. With --streams rank the ReduceScatter runs after both
+// TP ops before it on the one stream.
 TEST_F(StreamsJob, AGpuSlowTpStreamDelaysOnlyTheReplayedTpOps) {
-  const std::string slow = " --fault gpu-slow:rank=3:us=3000:comm=tp";
+  const int slow_us = static_cast<int>(3000 * std::min(testing::TimeScale(), 10.0));
+  const std::string slow = " --fault gpu-slow:rank=3:us=" + std::to_string(slow_us) + ":comm=tp";
   const EmuJob comm = Run("streams-graph-gpu-slow",
                           Args("comm", kGraphEagerOps, 200,
                                " --graph-replays " + std::to_string(kGraphReplays) + slow));
