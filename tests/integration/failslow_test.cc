@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -90,12 +91,17 @@ std::string Base(int ops, const std::string& job_id) {
 
 std::string Us() { return std::to_string(kLayout.slow_us); }
 
-// An alert as the test saw it first: when (seconds after the job started)
-// and its labels.
+// An alert as the test saw it first: when (seconds after the job started,
+// and Unix time for Prometheus queries at that instant) and its labels.
 struct Seen {
   double at_s = 0;
+  double unix_s = 0;
   json labels;
 };
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 class FailSlowJob : public ::testing::Test {
  protected:
@@ -158,7 +164,7 @@ class FailSlowJob : public ::testing::Test {
     for (const json& a : stack.Alerts()) {
       const std::string key = a.value("alertname", "") + "/" + a.value("pid", "") + "/" +
                               a.value("comm", "") + "/" + a.value("side", "");
-      if (seen->count(key) == 0) (*seen)[key] = Seen{Since(started_), a};
+      if (seen->count(key) == 0) (*seen)[key] = Seen{Since(started_), UnixNow(), a};
     }
   }
 
@@ -215,6 +221,7 @@ class FailSlowJob : public ::testing::Test {
     const std::vector<Seen> named = SeenOf("FlightrecStraggler");
     ASSERT_FALSE(named.empty()) << Dump();
     double first = 1e9;
+    double world_unix = 0;  // when the alert on world was first seen
     std::set<std::string> comms;
     for (const Seen& s : named) {
       EXPECT_EQ(s.labels.value("pid", ""), PidOf(rank)) << s.labels.dump() << "\n" << Dump();
@@ -222,6 +229,7 @@ class FailSlowJob : public ::testing::Test {
       EXPECT_EQ(s.labels.value("host", ""), summary_json_["ranks"][0].value("host", ""));
       EXPECT_EQ(s.labels.value("side", ""), side) << s.labels.dump();
       comms.insert(s.labels.value("comm", ""));
+      if (s.labels.value("comm", "") == "world") world_unix = s.unix_s;
       first = std::min(first, s.at_s);
     }
     EXPECT_LE(first, 60.0) << Dump();  // the bound
@@ -232,7 +240,9 @@ class FailSlowJob : public ::testing::Test {
         kLayout.ranks, side.c_str(), rank, first, comms.size());
 
     // The dashboard's fail-slow panels show it: the wasted GPU time on
-    // world, and the straggler with its side.
+    // world, and the straggler with its side. Queried at the instant the
+    // alert on world was seen: the job has ended since, and the panels'
+    // 1-minute and 5-minute rates of a finished job run dry.
     const json dash = json::parse(
         ReadText(std::string(FLIGHTREC_SOURCE_DIR) + "/deploy/grafana/flightrec-dashboard.json"));
     int panels = 0;
@@ -242,8 +252,10 @@ class FailSlowJob : public ::testing::Test {
       ++panels;
       std::string expr = panel["targets"][0]["expr"];
       expr = std::regex_replace(expr, std::regex("\\$job"), summary_json_.value("job_id", ""));
-      const json r =
-          stack_->Api("/api/v1/query?query=" + httplib::detail::encode_query_param(expr));
+      char at[32];
+      std::snprintf(at, sizeof(at), "%.3f", world_unix);
+      const json r = stack_->Api(
+          "/api/v1/query?query=" + httplib::detail::encode_query_param(expr) + "&time=" + at);
       ASSERT_TRUE(r.is_object()) << expr;
       const json& result = r["data"]["result"];
       bool shown = false;
