@@ -131,7 +131,8 @@ asan() {
 tsan() {
   await_prebuild tsan
   build_tsan &&
-    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 FLIGHTREC_SWEEP_CASES=1000 \
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan-suppressions.txt" \
+      FLIGHTREC_SWEEP_CASES=1000 \
       run_ctest build-tsan -LE 'no_sanitizer|prometheus|browser'
 }
 
