@@ -15,6 +15,10 @@
 //    longer gap on its GPU since its previous op ended than the others had.
 // A member late only because its previous op (on another comm) ended late
 // is a victim: both its gaps are the others', and it is not named.
+// With enqueue times alone (no GPU times, no op ends: PyTorch FR dumps
+// without timing) no gap is known; there only the last member to enqueue
+// counts as late, by its lead over the next to last (what the op waited
+// for it).
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -453,7 +457,16 @@ class GroupStragglers {
         const double arrive = std::max(by_enqueue[r], by_gpu[r]);
         const double start = by_gpu[r] > 0 ? by_gpu[r] : arrive;
         const bool leads = r == held_by && lead >= static_cast<double>(options_.min_late_ns);
-        const double cpu = by_host_gap[r] >= 0.5 * (leads ? std::min(lead, start) : start)
+        // Enqueue times alone (no GPU times, and no known end to measure a
+        // host gap from: PyTorch FR dumps recorded without timing): nothing
+        // tells a member's own pause from a wait on another comm, after
+        // which the members it waited with arrive late together. The op
+        // starts when the last one arrives, so only what that one held the
+        // others up by counts, its lead over the next to last; a member late
+        // but not last delayed nobody.
+        const bool blind = !gpu_timed && by_host_gap[r] == HUGE_VAL;
+        const double cpu = blind ? (leads ? lead : 0.0)
+                           : by_host_gap[r] >= 0.5 * (leads ? std::min(lead, start) : start)
                                ? std::min(arrive, by_host_gap[r])
                                : 0.0;
         const bool ran_short = dur[r] <= 0 || med_dur - dur[r] >= 0.5 * by_gpu[r];

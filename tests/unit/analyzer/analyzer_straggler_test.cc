@@ -283,6 +283,44 @@ TEST_P(StreamsStragglerTest, ThePausesBeforeEachOpAreNamedOnEveryCommTheyHoldUp)
   EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4003}) << Summaries(a);
 }
 
+// The same job seen through enqueue times alone (GPU times unrecorded, as
+// in PyTorch FR dumps without TORCH_NCCL_ENABLE_TIMING): no host gap can be
+// measured. Rank 3's pause before W makes it the last to enqueue on world,
+// 1.5 ms after tp0's other ranks, which arrive 2.5 ms after tp1's because
+// they waited for its T: late together, and behind the median as far as it
+// is. Only the last to arrive held world up, by its lead; it is named on
+// tp0 and world, and tp0's other ranks on neither.
+std::vector<ProcessSnapshot> EnqueueTimesOnly(std::vector<ProcessSnapshot> procs) {
+  for (ProcessSnapshot& p : procs) {
+    for (CommSnapshot& c : p.comms) {
+      for (OpRecord& r : c.records) {
+        r.gpu_start_ns = r.gpu_end_ns = r.gpu_start_raw = r.gpu_end_raw = 0;
+      }
+    }
+  }
+  return procs;
+}
+
+TEST_P(StreamsStragglerTest, FromEnqueueTimesAloneOnlyTheLastToArriveIsNamed) {
+  StreamsSpec spec = Spec();
+  spec.pause_rank = 3;
+  spec.pause_ns = 2500 * kUs;
+  spec.w_pause_ns = 1500 * kUs;
+  Analyzed a(EnqueueTimesOnly(StreamsJob(spec).Snapshots()));
+  EXPECT_EQ(a.result.verdict, Verdict::kSlow) << Summaries(a);
+  Named n = StragglersOf(a);
+  std::sort(n.comms.begin(), n.comms.end());
+  EXPECT_EQ(n.pids, std::vector<int64_t>(2, 4003)) << Summaries(a);
+  EXPECT_EQ(n.comms, (std::vector<std::string>{"tp0", "world"})) << Summaries(a);
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4003}) << Summaries(a);
+}
+
+// Enqueue times alone, a healthy job: nobody is named.
+TEST_P(StreamsStragglerTest, FromEnqueueTimesAloneAHealthyJobNamesNobody) {
+  Analyzed a(EnqueueTimesOnly(StreamsJob(Spec()).Snapshots()));
+  EXPECT_TRUE(a.All(FindingKind::kStraggler).empty()) << Summaries(a);
+}
+
 // The same pause on one step in four: late in too few ops, nobody named.
 TEST_P(StreamsStragglerTest, AnOccasionalPauseIsNoStraggler) {
   StreamsSpec spec = Spec();
