@@ -40,10 +40,12 @@ TEST(PluginHang, EveryRankSealsADumpWithinTimeoutPlusTwoSeconds) {
   EmuJob job = RunEmu(
       "hang",
       "--ranks 8 --tp 4 --ranks-per-node 4 --ops 2000 --step-us 5 "
-      "--fault stuck:rank=5:op=700 --mark-op 700 --hang-timeout-s " +
+      "--fault stuck:rank=5:op=700 --mark-op 700 --until-dumps 8 --hang-timeout-s " +
           testing::ScaledSecondsText(7),
       {{"NCCL_FLIGHTREC_TIMEOUT_S", std::to_string(timeout_s)}, {"NCCL_FLIGHTREC_POLL_MS", "100"}});
-  ASSERT_EQ(job.status, 3) << job.summary.dump(1);  // hang timeout: the job really hung
+  // The job really hung and ended once every rank had sealed a dump (4),
+  // before the launcher's hang timeout (3) would have ended it.
+  ASSERT_EQ(job.status, 4) << job.summary.dump(1);
   uint64_t first_enqueue = 0;
   for (const auto& r : job.summary["ranks"]) {
     uint64_t t = r["mark_op_wall_ns"].get<uint64_t>();

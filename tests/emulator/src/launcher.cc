@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -219,15 +220,32 @@ const char* ExitStatusName(int status) {
   }
 }
 
-int CountDumps(const std::string& dir) {
+// How many of the job's rank processes sealed at least one dump in `dir`:
+// dumps are named flightrec-<job>-<host>-<pid>-<n>.frdump
+// (include/flightrec/job_dir.h). A rank that dumped twice (a stall it
+// recovered from, then the hang) counts once, and files no rank wrote count
+// not at all.
+int CountRanksDumped(const std::string& dir, const std::vector<RankProc>& procs) {
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return 0;
-  int n = 0;
+  std::set<long> pids;
   while (dirent* e = readdir(d)) {
-    size_t len = std::strlen(e->d_name);
-    if (len > 7 && std::strcmp(e->d_name + len - 7, ".frdump") == 0) ++n;
+    const std::string name = e->d_name;
+    constexpr size_t kSuffix = 7;  // ".frdump"
+    if (name.size() <= kSuffix || name.compare(name.size() - kSuffix, kSuffix, ".frdump") != 0) {
+      continue;
+    }
+    const size_t seq_dash = name.rfind('-', name.size() - kSuffix);
+    if (seq_dash == std::string::npos || seq_dash == 0) continue;
+    const size_t pid_dash = name.rfind('-', seq_dash - 1);
+    if (pid_dash == std::string::npos) continue;
+    const std::string pid = name.substr(pid_dash + 1, seq_dash - pid_dash - 1);
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    pids.insert(std::strtol(pid.c_str(), nullptr, 10));
   }
   closedir(d);
+  int n = 0;
+  for (const RankProc& p : procs) n += pids.count(static_cast<long>(p.pid)) != 0 ? 1 : 0;
   return n;
 }
 
@@ -321,9 +339,16 @@ int RunLauncher(Options o, const std::vector<std::string>& raw_args) {
   for (;;) {
     Reap(&procs);
     bool all_exited = true;
+    // Every rank still running is held by a stuck fault and the others have
+    // exited (--on-hang abort|revoke ended their comms): nothing can make
+    // progress any more, a hang without waiting out --hang-timeout-s.
+    bool only_stuck_left = true;
     uint64_t progress = 0;
     for (int r = 0; r < o.ranks; ++r) {
       all_exited = all_exited && procs[r].exited;
+      only_stuck_left = only_stuck_left &&
+                        (procs[r].exited ||
+                         __atomic_load_n(&coord.rank(r)->state, __ATOMIC_ACQUIRE) == kRankStuck);
       progress += Coord::Load(&coord.rank(r)->ops_completed);
     }
     if (all_exited) break;
@@ -334,11 +359,11 @@ int RunLauncher(Options o, const std::vector<std::string>& raw_args) {
     }
     if (g_interrupted) {
       status = kExitInterrupted;
-    } else if (o.until_dumps > 0 && CountDumps(dump_dir) >= o.until_dumps) {
+    } else if (o.until_dumps > 0 && CountRanksDumped(dump_dir, procs) >= o.until_dumps) {
       status = kExitUntilDumps;
     } else if (until_log_seen >= 0 && now - until_log_seen >= o.linger_s) {
       status = kExitUntilLog;
-    } else if (now - last_change > o.hang_timeout_s) {
+    } else if (now - last_change > o.hang_timeout_s || only_stuck_left) {
       status = kExitHang;
     }
     if (until_log_seen < 0 && !o.until_log.empty() && log_watch.Poll()) until_log_seen = now;

@@ -439,7 +439,7 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
   --seed S              schedule seed (counts, channels) [1]
   --job-dir DIR         coordination file and default dirs [new dir under $TMPDIR]
   --job-id ID           job id (commHash input, NCCL_FLIGHTREC_JOB_ID when unset)
-  --dump-dir DIR        where --until-dumps counts *.frdump [$NCCL_FLIGHTREC_DIR]
+  --dump-dir DIR        where --until-dumps looks for *.frdump [$NCCL_FLIGHTREC_DIR]
   --step-us US          emulated kernel time per op [200]
   --streams rank|comm   GPU streams of a rank: one in-order stream for all its comms (rank:
                         a rank blocked in one comm blocks its later ops in every comm), or
@@ -479,7 +479,7 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
                         KernelPhase (initial_sync, compute, final_sync) from a profiler thread
   --ras-mask N:MASK     before op N, RAS overrides the activation mask with MASK (2.31+)
   --hang-timeout-s S    kill all ranks after S seconds without progress [60]
-  --until-dumps N       kill all ranks once N dump files exist in the dump dir
+  --until-dumps N       kill all ranks once N ranks each sealed a dump in the dump dir
   --mark-op N           record when each rank enqueues op N (summary: mark_op_wall_ns)
   --summary FILE        write the JSON summary there instead of stdout
   --log-file FILE       NCCL log lines (NCCL_DEBUG=WARN|INFO) there instead of stderr
