@@ -215,6 +215,8 @@ const char* ExitStatusName(int status) {
       return "interrupted";
     case kExitUntilLog:
       return "until-log";
+    case kExitOnlyStuckLeft:
+      return "only-stuck-left";
     default:
       return "internal-error";
   }
@@ -341,7 +343,7 @@ int RunLauncher(Options o, const std::vector<std::string>& raw_args) {
     bool all_exited = true;
     // Every rank still running is held by a stuck fault and the others have
     // exited (--on-hang abort|revoke ended their comms): nothing can make
-    // progress any more, a hang without waiting out --hang-timeout-s.
+    // progress any more; no need to wait out --hang-timeout-s.
     bool only_stuck_left = true;
     uint64_t progress = 0;
     for (int r = 0; r < o.ranks; ++r) {
@@ -363,7 +365,9 @@ int RunLauncher(Options o, const std::vector<std::string>& raw_args) {
       status = kExitUntilDumps;
     } else if (until_log_seen >= 0 && now - until_log_seen >= o.linger_s) {
       status = kExitUntilLog;
-    } else if (now - last_change > o.hang_timeout_s || only_stuck_left) {
+    } else if (only_stuck_left) {
+      status = kExitOnlyStuckLeft;
+    } else if (now - last_change > o.hang_timeout_s) {
       status = kExitHang;
     }
     if (until_log_seen < 0 && !o.until_log.empty() && log_watch.Poll()) until_log_seen = now;

@@ -24,6 +24,7 @@ enum ExitStatus : int {
   kExitRankFailed = 5,
   kExitInterrupted = 6,
   kExitUntilLog = 7,
+  kExitOnlyStuckLeft = 8,
 };
 
 const char* ExitStatusName(int status);

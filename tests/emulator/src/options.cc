@@ -489,7 +489,7 @@ plugin named by NCCL_PROFILER_PLUGIN exactly as NCCL does.
   --rank-env R:NAME=VAL set NAME=VAL in rank R only (repeatable)
 Exit status: 0 all ranks exited 0; 2 usage error; 3 hang timeout; 4 --until-dumps
 reached; 5 a rank failed and the rest finished; 6 interrupted (SIGINT/SIGTERM);
-7 --until-log reached; 1 internal error.
+7 --until-log reached; 8 only ranks a stuck fault holds are left; 1 internal error.
 )";
 }
 

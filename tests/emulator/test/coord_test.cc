@@ -209,6 +209,27 @@ TEST(Coord, AStuckRankReallyBlocksTheOthers) {
   }
 }
 
+// The framework's watchdog (--on-hang abort) ends the survivors' comms and
+// they exit; the stuck rank can never be released. The launcher ends the
+// job then (8), not after --hang-timeout-s (300 s, past ctest's timeout).
+TEST(Coord, AJobLeftWithOnlyItsStuckRankEndsAtOnce) {
+  int status = -1;
+  nlohmann::json j = RunJob(
+      "--ranks 4 --tp 2 --ops 40 --step-us 20 --watchdog-s 1 --on-hang abort "
+      "--hang-timeout-s 300 --fault stuck:rank=2:op=10",
+      &status);
+  ASSERT_EQ(status, 8) << j.dump(1);
+  EXPECT_EQ(j["status_name"], "only-stuck-left");
+  const auto& r = j["ranks"];
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[2]["state"], "stuck");
+  EXPECT_TRUE(r[2]["killed_by_launcher"].get<bool>());
+  for (int k : {0, 1, 3}) {
+    EXPECT_EQ(r[k]["state"], "aborted") << k;
+    EXPECT_FALSE(r[k]["killed_by_launcher"].get<bool>()) << k;
+  }
+}
+
 TEST(Coord, AHealthyJobFinishesEveryOp) {
   int status = -1;
   nlohmann::json j = RunJob("--ranks 4 --tp 2 --ops 40 --step-us 0 --hang-timeout-s 20", &status);
