@@ -262,6 +262,23 @@ TEST_P(StreamsStragglerTest, AHostPauseWhileAnotherCommRunsIsNamed) {
   EXPECT_GT(f->ranks.at(0).late_ns, 1.5e6) << f->summary;
 }
 
+// Rank 3 pauses before T and W (the spec of the two tests below), named as
+// the one straggler, on tp0 and on world.
+StreamsSpec PausesBeforeTAndW(StreamsSpec spec) {
+  spec.pause_rank = 3;
+  spec.pause_ns = 2500 * kUs;
+  spec.w_pause_ns = 1500 * kUs;
+  return spec;
+}
+void ExpectRank3NamedOnTp0AndWorld(const Analyzed& a) {
+  EXPECT_EQ(a.result.verdict, Verdict::kSlow) << Summaries(a);
+  Named n = StragglersOf(a);
+  std::sort(n.comms.begin(), n.comms.end());
+  EXPECT_EQ(n.pids, std::vector<int64_t>(2, 4003)) << Summaries(a);
+  EXPECT_EQ(n.comms, (std::vector<std::string>{"tp0", "world"})) << Summaries(a);
+  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4003}) << Summaries(a);
+}
+
 // Rank 3's host pauses 2.5 ms before every T and 1.5 ms before every W. On
 // world it arrives 4 ms behind the median: tp1's ranks enqueue W 2.5 ms
 // before tp0's, whose T it held up. Its own gap before W (from its D's end,
@@ -270,17 +287,7 @@ TEST_P(StreamsStragglerTest, AHostPauseWhileAnotherCommRunsIsNamed) {
 // world up by is its own doing. It is named on world as well as on tp0, and
 // tp0's other ranks, as late on world but by nobody's lead, are not.
 TEST_P(StreamsStragglerTest, ThePausesBeforeEachOpAreNamedOnEveryCommTheyHoldUp) {
-  StreamsSpec spec = Spec();
-  spec.pause_rank = 3;
-  spec.pause_ns = 2500 * kUs;
-  spec.w_pause_ns = 1500 * kUs;
-  Analyzed a(StreamsJob(spec).Snapshots());
-  EXPECT_EQ(a.result.verdict, Verdict::kSlow) << Summaries(a);
-  Named n = StragglersOf(a);
-  std::sort(n.comms.begin(), n.comms.end());
-  EXPECT_EQ(n.pids, std::vector<int64_t>(2, 4003)) << Summaries(a);
-  EXPECT_EQ(n.comms, (std::vector<std::string>{"tp0", "world"})) << Summaries(a);
-  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4003}) << Summaries(a);
+  ExpectRank3NamedOnTp0AndWorld(Analyzed(StreamsJob(PausesBeforeTAndW(Spec())).Snapshots()));
 }
 
 // The same job seen through enqueue times alone (GPU times unrecorded, as
@@ -302,17 +309,8 @@ std::vector<ProcessSnapshot> EnqueueTimesOnly(std::vector<ProcessSnapshot> procs
 }
 
 TEST_P(StreamsStragglerTest, FromEnqueueTimesAloneOnlyTheLastToArriveIsNamed) {
-  StreamsSpec spec = Spec();
-  spec.pause_rank = 3;
-  spec.pause_ns = 2500 * kUs;
-  spec.w_pause_ns = 1500 * kUs;
-  Analyzed a(EnqueueTimesOnly(StreamsJob(spec).Snapshots()));
-  EXPECT_EQ(a.result.verdict, Verdict::kSlow) << Summaries(a);
-  Named n = StragglersOf(a);
-  std::sort(n.comms.begin(), n.comms.end());
-  EXPECT_EQ(n.pids, std::vector<int64_t>(2, 4003)) << Summaries(a);
-  EXPECT_EQ(n.comms, (std::vector<std::string>{"tp0", "world"})) << Summaries(a);
-  EXPECT_EQ(a.CulpritPids(), std::vector<int64_t>{4003}) << Summaries(a);
+  ExpectRank3NamedOnTp0AndWorld(
+      Analyzed(EnqueueTimesOnly(StreamsJob(PausesBeforeTAndW(Spec())).Snapshots())));
 }
 
 // Enqueue times alone, a healthy job: nobody is named.
