@@ -105,7 +105,7 @@ constexpr int kTriggerRanks = 8;
 EmuJob RunTriggered(const std::string& fault, const std::string& ready, const std::string& rings,
                     const std::string& said) {
   const std::string beaten = "n=0; for r in '" + rings + "'/*.ring; do " + Cli() +
-                             " show --json \"$r\" 2>/dev/null | grep -q "
+                             " show --json --records 0 \"$r\" 2>/dev/null | grep -q "
                              "'\"heartbeat_count\": [1-9]' && n=$((n+1)); done; ";
   const std::string prefix = "( for i in $(seq 600); do " + beaten + "[ $n -ge " +
                              std::to_string(kTriggerRanks) + " ] && " + ready +
