@@ -58,11 +58,12 @@ const std::map<std::string, std::string> kJobEnv = {{"NCCL_FLIGHTREC_TIMEOUT_S",
 // comm once it is 30 s old).
 struct Layout {
   int ranks;
-  int slow_us;      // the stragglers' delay and the slow link's extra time
+  int slow_us;      // the stragglers' delay
   int slow_ops;     // ops of the straggler jobs
   int cpu_rank;     // the CPU-side straggler (world rank)
   int gpu_rank;     // the GPU-side one
   int healthy_ops;  // ops of the healthy job
+  int link_us;      // the slow link's extra time per launch
   int link_ops;     // ops of the slow-link job
   int link_from;    // the op the link turns slow at
 };
@@ -73,15 +74,17 @@ struct Layout {
 // (they appear ~8-10 s after the start): the level; (2) slow ops that
 // outweigh them in the mean, whatever a normal transfer takes on the
 // machine. At 8 ranks a normal transfer takes ~0.6 ms and the link adds
-// 3 ms; at 64 ranks (64 processes on 2 cores) ~5 ms and 20 ms. The mean
-// doubles 9-15 s after the step, idle and under two busy loops, and the
-// job runs on for 5-10 s more.
+// 3 ms; the mean doubles 9-15 s after the step, idle and under two busy
+// loops, and the job runs on for 5-10 s more. At 64 ranks (64 processes
+// on 2 cores) a normal transfer took ~5 ms on a fast day and 10-40 ms on a
+// slow one, where 20 ms more did not double the mean before the job ended;
+// the link adds 60 ms, on 500 ops (~35 s).
 #ifndef FLIGHTREC_FAILSLOW_RANKS
 #define FLIGHTREC_FAILSLOW_RANKS 8
 #endif
 constexpr Layout kLayout = FLIGHTREC_FAILSLOW_RANKS == 64
-                               ? Layout{64, 20000, 1800, 37, 20, 6000, 2300, 1500}
-                               : Layout{8, 3000, 12000, 3, 4, 30000, 22000, 16000};
+                               ? Layout{64, 20000, 1800, 37, 20, 6000, 60000, 2000, 1500}
+                               : Layout{8, 3000, 12000, 3, 4, 30000, 3000, 22000, 16000};
 
 std::string Base(int ops, const std::string& job_id) {
   return "--ranks " + std::to_string(kLayout.ranks) +
@@ -365,8 +368,8 @@ TEST_F(FAILSLOW_SUITE, AHealthyJobNamesNobody) {
 }
 
 TEST_F(FAILSLOW_SUITE, ASlowLinkIsItsOwnFindingAndNamesNoStraggler) {
-  Start(Base(kLayout.link_ops, "fs-link") + "--fault slow-link:us=" + Us() +
-        ":op=" + std::to_string(kLayout.link_from));
+  Start(Base(kLayout.link_ops, "fs-link") + "--fault slow-link:us=" +
+        std::to_string(kLayout.link_us) + ":op=" + std::to_string(kLayout.link_from));
   Poll([this] { return Named("FlightrecSlowLink") || !launcher_->running(); }, 4, 80);
   Finish();
   const std::vector<Seen> link = SeenOf("FlightrecSlowLink");
