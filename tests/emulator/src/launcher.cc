@@ -22,6 +22,7 @@
 
 #include "emulator/src/coord.h"
 #include "emulator/src/topology.h"
+#include "flightrec/job_dir.h"
 
 namespace flightrec {
 namespace emu {
@@ -232,12 +233,9 @@ int CountRanksDumped(const std::string& dir, const std::vector<RankProc>& procs)
   if (d == nullptr) return 0;
   std::set<long> pids;
   while (dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    constexpr size_t kSuffix = 7;  // ".frdump"
-    if (name.size() <= kSuffix || name.compare(name.size() - kSuffix, kSuffix, ".frdump") != 0) {
-      continue;
-    }
-    const size_t seq_dash = name.rfind('-', name.size() - kSuffix);
+    if (!format::EndsWith(e->d_name, ".frdump")) continue;
+    const std::string name(e->d_name, std::strlen(e->d_name) - std::strlen(".frdump"));
+    const size_t seq_dash = name.rfind('-');
     if (seq_dash == std::string::npos || seq_dash == 0) continue;
     const size_t pid_dash = name.rfind('-', seq_dash - 1);
     if (pid_dash == std::string::npos) continue;
