@@ -34,7 +34,8 @@
 // DP ops 8 ms longer with --streams comm would make the DP stream the
 // bottleneck: DP ops then end at any point of rank 3's pauses, and the
 // analyzer measures a host gap from the latest end of an earlier op (a host
-// may have waited for it), so some pauses look short.
+// may have waited for it), so some pauses look short. The pauses and the
+// longer DP ops are times the machine's TimeScale (PauseScale).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -54,7 +55,21 @@ namespace itest {
 namespace {
 
 constexpr int kSlowRank = 3;  // tp0 rank 3, dp3 rank 0
-constexpr const char* kPause = " --fault slow:rank=3:us=3000:comm=tp";
+
+// Rank 3's host pause before every TP op, `us` long.
+std::string Pause(int us) {
+  return " --fault slow:rank=3:us=" + std::to_string(us) + ":comm=tp";
+}
+
+// The pause scenarios' durations (3 ms pauses, DP ops 4 or 8 ms longer) times
+// the machine's TimeScale: a loaded machine wakes a process ms late, and
+// its emulated DP ops end that much later, at any point of a 3 ms pause
+// (the host gap then looks short). Scaled together, each scenario keeps
+// the ratio it needs and the pause stands above the scheduling noise.
+struct PauseScale {
+  const double k = testing::TimeScale();
+  int operator()(int us) const { return static_cast<int>(us * k); }
+};
 
 // `dp_us`: how much longer every DP op takes.
 std::string Args(const std::string& streams, int ops, int dp_us, const std::string& extra = "") {
@@ -141,7 +156,8 @@ TEST_F(StreamsJob, OpsOfDifferentCommsOverlapOnlyOnPerCommStreams) {
 // The analyzer's case of a host pause while another comm's op runs
 // (analyzer_straggler_test.cc, StreamsJob, synthetic) on an emulated job.
 TEST_F(StreamsJob, AHostPauseBeforeTpOpsIsNamedOnTpOnly) {
-  const EmuJob job = Run("streams-pause", Args("comm", 400, 4000, kPause));
+  const PauseScale us;
+  const EmuJob job = Run("streams-pause", Args("comm", 400, us(4000), Pause(us(3000))));
   const AnalyzeRun run = Analyze(job);
   EXPECT_EQ(run.report.value("verdict", ""), "slow") << Describe(run);
   EXPECT_EQ(run.exit_code, 1);
@@ -161,7 +177,8 @@ TEST_F(StreamsJob, AHostPauseBeforeTpOpsIsNamedOnTpOnly) {
 // One in-order stream per rank: the pause ends before its DP op does, so
 // its TP ops start when they would have anyway. Nobody waited.
 TEST_F(StreamsJob, TheSamePauseBehindItsOwnBusyStreamDelaysNobody) {
-  const EmuJob job = Run("streams-rank-pause", Args("rank", 400, 8000, kPause));
+  const PauseScale us;
+  const EmuJob job = Run("streams-rank-pause", Args("rank", 400, us(8000), Pause(us(3000))));
   const AnalyzeRun run = Analyze(job);
   EXPECT_EQ(run.report.value("verdict", ""), "healthy") << Describe(run);
   EXPECT_TRUE(run.report["findings"].empty()) << Describe(run);
