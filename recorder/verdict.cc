@@ -45,6 +45,8 @@ constexpr uint64_t kRecheckMs = 1000;
 // watchdog; what it cannot write waits in the pipe until the next poll).
 constexpr int kReadsPerPoll = 16;
 constexpr char kHeadlinePrefix[] = "flightrec verdict: ";
+// How the hook ended, printed by `watch` (on stderr) once it has.
+constexpr char kHookPrefix[] = "flightrec watch: verdict hook: ";
 // ioprio_set(2): who = a process group, class idle.
 constexpr int kIoprioWhoPgrp = 2;
 constexpr int kIoprioClassIdle = 3;
@@ -427,6 +429,10 @@ void VerdictSpawner::TakeLine() {
     // Printed once the reports are written, before the hook runs: logged now.
     headline_ = true;
     Logf(log_, kLogWarn, "verdict: %s", partial_ + sizeof(kHeadlinePrefix) - 1);
+  } else if (headline_ && strncmp(partial_, kHookPrefix, sizeof(kHookPrefix) - 1) == 0) {
+    // Whether the hook that acts on the verdict (drains, pages) ran, and
+    // how it ended: the job's log says so beside the headline.
+    Logf(log_, kLogWarn, "verdict hook: %s", partial_ + sizeof(kHookPrefix) - 1);
   }
   snprintf(last_line_, sizeof(last_line_), "%s", partial_);
 }

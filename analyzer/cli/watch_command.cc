@@ -439,7 +439,8 @@ int Watcher::Judge(const std::string& job, VerdictLock* lock, Incident incident)
   hook.trust = CommandTrust();
   const HookResult result = RunHook(hook);
   const bool ok = result.started && result.exited && result.status == 0 && result.error.empty();
-  Complain(result.Describe() + " (log: " + paths.hook_log + ")" +
+  // One line the plugin logs in the job's log (recorder/verdict.cc).
+  Complain("verdict hook: " + result.Describe() + " (log: " + paths.hook_log + ")" +
            (ok ? "" : "; the verdict stands"));
   return kExitVerdict;
 }

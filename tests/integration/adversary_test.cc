@@ -49,6 +49,9 @@ namespace itest {
 namespace {
 
 constexpr char kHeadlineTag[] = "flightrec: verdict:";
+// How the verdict's hook ended, logged by the plugin after the headline: a
+// job with a hook ends on it, so the hook surely ran before its ranks die.
+constexpr char kHookTag[] = "flightrec: verdict hook:";
 constexpr int kUntilLog = 7;     // flightrec-emu: --until-log reached
 constexpr int kUntilDumps = 4;   // flightrec-emu: --until-dumps reached
 constexpr int kInterrupted = 6;  // flightrec-emu: SIGTERM, ranks killed
@@ -320,11 +323,12 @@ class Adversary : public ::testing::Test {
   }
 
   // A job of the job's user whose rank 3 (of 8) hangs outside NCCL: the
-  // in-job verdict names it, and the job ends a little after its headline.
+  // in-job verdict names it, and the job ends a little after the plugin
+  // logged how the verdict's hook ended.
   int RunHungJob(const std::string& job, const std::map<std::string, std::string>& env = {},
                  const std::string& ranks = "--ranks 8 --tp 2 --ranks-per-node 8",
                  const std::string& fault = "stuck:rank=3:op=121",
-                 const std::string& until_log = kHeadlineTag) {
+                 const std::string& until_log = kHookTag) {
     JobSlot slot;
     auto p = StartJob(JobUser(), home_, job,
                       ranks + " --ops 600 --step-us 20 --fault " + fault + " --until-log '" +
@@ -447,7 +451,7 @@ TEST_F(Adversary, PlantedSymlinksAtEveryNameLeaveTheJobUsersFilesUnchanged) {
   stranger.Stop();
 
   const std::string log = JobLog(job);
-  EXPECT_EQ(status, kUntilLog) << "no verdict headline in the job's log:\n" << log.substr(0, 4000);
+  EXPECT_EQ(status, kUntilLog) << "no verdict and hook lines in the job's log:\n" << log.substr(0, 4000);
   const nlohmann::json verdict = Verdict(job);
   ASSERT_TRUE(verdict.is_object()) << "no verdict JSON in " << project_;
   EXPECT_EQ(CulpritWorldRanks(verdict), std::vector<int>{3}) << verdict.value("headline", "");
@@ -644,7 +648,7 @@ TEST_F(Adversary, ForgedDoneMarkerAndFreshLocksDoNotSilenceARealHang) {
   const int status = RunHungJob(job);
   stranger.Stop();
   const std::string log = JobLog(job);
-  EXPECT_EQ(status, kUntilLog) << "no verdict headline in the job's log:\n" << log.substr(0, 4000);
+  EXPECT_EQ(status, kUntilLog) << "no verdict and hook lines in the job's log:\n" << log.substr(0, 4000);
   const nlohmann::json verdict = Verdict(job);
   ASSERT_TRUE(verdict.is_object()) << "no verdict JSON in " << project_;
   EXPECT_EQ(CulpritWorldRanks(verdict), std::vector<int>{3}) << verdict.value("headline", "");
@@ -834,7 +838,7 @@ TEST_F(Adversary, NamesTakenFirstInAStickyDirectoryLeakNothingAndTheVerdictComes
     EXPECT_TRUE(now == fp) << path << ": the job wrote into the stranger's file ("
                            << now.content.size() << " bytes now)";
   }
-  EXPECT_EQ(status, kUntilLog) << "no verdict headline in the job's log:\n" << log.substr(0, 4000);
+  EXPECT_EQ(status, kUntilLog) << "no verdict and hook lines in the job's log:\n" << log.substr(0, 4000);
   std::string headline;
   for (const std::string& l : Lines(log)) {
     if (l.find(kHeadlineTag) != std::string::npos) headline = l;

@@ -29,12 +29,16 @@
 #include "integration/analyze_run.h"
 #include "integration/emu_job.h"
 #include "integration/ring_view.h"
+#include "support/time_scale.h"
 
 namespace flightrec {
 namespace itest {
 namespace {
 
 constexpr char kHeadlineTag[] = "flightrec: verdict:";
+// The plugin logs how the hook ended once `watch` has run it: jobs with a
+// hook end on it, so the hook surely ran before the ranks are killed.
+constexpr char kHookTag[] = "flightrec: verdict hook:";
 constexpr int kUntilLog = 7;  // flightrec-emu: --until-log reached
 
 std::vector<std::string> Lines(const std::string& text) {
@@ -87,7 +91,7 @@ struct VerdictJob {
 
 VerdictJob RunHung(const std::string& tag, int ranks, const std::string& fault,
                    std::map<std::string, std::string> env = {}, const std::string& extra = "",
-                   const std::string& until = kHeadlineTag, const std::string& prefix = "") {
+                   const std::string& until = kHookTag, const std::string& prefix = "") {
   VerdictJob v;
   v.job_id = "vd-" + tag;
   const std::string tp = ranks >= 16 ? "4" : "2";
@@ -142,7 +146,12 @@ std::vector<int> ExpectOneVerdict(const VerdictJob& v) {
         << headlines[0];
   }
 
-  // The hook: once, with the verdict's variables.
+  // The hook: once, with the verdict's variables, and said in the log.
+  const std::vector<std::string> hook_lines = LinesWith(job.log, kHookTag);
+  EXPECT_EQ(hook_lines.size(), 1u) << job.log.substr(0, 4000);
+  if (!hook_lines.empty()) {
+    EXPECT_NE(hook_lines[0].find("hook exited with status 0"), std::string::npos) << hook_lines[0];
+  }
   const std::vector<std::string> runs = Lines(ReadText(v.hook_out));
   EXPECT_EQ(runs.size(), 1u) << ReadText(v.hook_out);
   std::string culprits;
@@ -194,13 +203,19 @@ TEST_P(VerdictPerFault, OneVerdictInTheJobsLogNamingTheCulprit) {
   if (f.user_trigger) {
     const std::string rings = MakeTempDir(std::string("verdict-") + f.name);
     env["NCCL_FLIGHTREC_DIR"] = rings;
+    // The job runs on for seconds with 16 ranks: under a sanitizer on a
+    // loaded machine one of them can be starved past a 2 s watchdog, seal a
+    // timeout dump of its own and be judged the hang's culprit (CI's TSan
+    // run named world rank 15 beside 12). The watchdog is scaled by the
+    // machine's load, as a rank merely slowed down is not a stuck one.
+    env["NCCL_FLIGHTREC_TIMEOUT_S"] = testing::ScaledSecondsText(2);
     // Runs until the verdict ends it; 2 ms per op keeps the 16 running
     // ranks from starving the analysis (nice 19) on a small machine.
     spec += " --ops 100000 --step-us 2000";
     prefix = "(sleep 4; '" + BuildDir() + "/bin/flightrec' trigger '" + rings + "' --job vd-" +
              f.name + " --reason timeout >/dev/null) & ";
   }
-  VerdictJob v = RunHung(f.name, 16, spec, env, "", kHeadlineTag, prefix);
+  VerdictJob v = RunHung(f.name, 16, spec, env, "", kHookTag, prefix);
   const std::vector<int> culprits = ExpectOneVerdict(v);
   if (f.all_stuck) {
     std::ifstream in(VerdictStem(v) + ".json");
@@ -213,7 +228,6 @@ TEST_P(VerdictPerFault, OneVerdictInTheJobsLogNamingTheCulprit) {
     EXPECT_TRUE(Contains(culprits, f.culprit))
         << "culprits do not include world rank " << f.culprit;
   }
-  if (f.user_trigger) RunShell("rm -rf '" + v.job.ring_dir + "'");
 }
 
 // Op numbers by schedule position (i % 8): 1 TP AllGather, 2 DP
