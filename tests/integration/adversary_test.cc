@@ -451,7 +451,8 @@ TEST_F(Adversary, PlantedSymlinksAtEveryNameLeaveTheJobUsersFilesUnchanged) {
   stranger.Stop();
 
   const std::string log = JobLog(job);
-  EXPECT_EQ(status, kUntilLog) << "no verdict and hook lines in the job's log:\n" << log.substr(0, 4000);
+  EXPECT_EQ(status, kUntilLog) << "no verdict and hook lines in the job's log:\n"
+                               << log.substr(0, 4000);
   const nlohmann::json verdict = Verdict(job);
   ASSERT_TRUE(verdict.is_object()) << "no verdict JSON in " << project_;
   EXPECT_EQ(CulpritWorldRanks(verdict), std::vector<int>{3}) << verdict.value("headline", "");
@@ -648,7 +649,8 @@ TEST_F(Adversary, ForgedDoneMarkerAndFreshLocksDoNotSilenceARealHang) {
   const int status = RunHungJob(job);
   stranger.Stop();
   const std::string log = JobLog(job);
-  EXPECT_EQ(status, kUntilLog) << "no verdict and hook lines in the job's log:\n" << log.substr(0, 4000);
+  EXPECT_EQ(status, kUntilLog) << "no verdict and hook lines in the job's log:\n"
+                               << log.substr(0, 4000);
   const nlohmann::json verdict = Verdict(job);
   ASSERT_TRUE(verdict.is_object()) << "no verdict JSON in " << project_;
   EXPECT_EQ(CulpritWorldRanks(verdict), std::vector<int>{3}) << verdict.value("headline", "");
@@ -838,7 +840,8 @@ TEST_F(Adversary, NamesTakenFirstInAStickyDirectoryLeakNothingAndTheVerdictComes
     EXPECT_TRUE(now == fp) << path << ": the job wrote into the stranger's file ("
                            << now.content.size() << " bytes now)";
   }
-  EXPECT_EQ(status, kUntilLog) << "no verdict and hook lines in the job's log:\n" << log.substr(0, 4000);
+  EXPECT_EQ(status, kUntilLog) << "no verdict and hook lines in the job's log:\n"
+                               << log.substr(0, 4000);
   std::string headline;
   for (const std::string& l : Lines(log)) {
     if (l.find(kHeadlineTag) != std::string::npos) headline = l;

@@ -57,9 +57,7 @@ namespace {
 constexpr int kSlowRank = 3;  // tp0 rank 3, dp3 rank 0
 
 // Rank 3's host pause before every TP op, `us` long.
-std::string Pause(int us) {
-  return " --fault slow:rank=3:us=" + std::to_string(us) + ":comm=tp";
-}
+std::string Pause(int us) { return " --fault slow:rank=3:us=" + std::to_string(us) + ":comm=tp"; }
 
 // The pause scenarios' durations (3 ms pauses, DP ops 4 or 8 ms longer) times
 // the machine's TimeScale: a loaded machine wakes a process ms late, and
