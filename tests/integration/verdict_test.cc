@@ -105,12 +105,14 @@ VerdictJob RunHung(const std::string& tag, int ranks, const std::string& fault,
   std::remove(v.hook_out.c_str());
   env.emplace("NCCL_FLIGHTREC_ON_VERDICT", HookCommand(v.hook_out));
   JobSlot slot;
-  v.job =
-      RunEmu(tag,
-             "--ranks " + std::to_string(ranks) + " --tp " + tp +
-                 " --ranks-per-node 8 --ops 600 --step-us 20 --job-id " + v.job_id + " " + fault +
-                 " --until-log '" + until + "' --linger-s 3 --hang-timeout-s 60 " + extra,
-             env, prefix);
+  // Bounded by a load-scaled time without progress: the watchdog, then the
+  // analysis and its hook at nice 19 on a busy machine.
+  v.job = RunEmu(tag,
+                 "--ranks " + std::to_string(ranks) + " --tp " + tp +
+                     " --ranks-per-node 8 --ops 600 --step-us 20 --job-id " + v.job_id + " " +
+                     fault + " --until-log '" + until + "' --linger-s 3 --hang-timeout-s " +
+                     std::to_string(std::min(testing::ScaledSeconds(60), 400)) + " " + extra,
+                 env, prefix);
   return v;
 }
 
@@ -209,9 +211,15 @@ TEST_P(VerdictPerFault, OneVerdictInTheJobsLogNamingTheCulprit) {
     // run named world rank 15 beside 12). The watchdog is scaled by the
     // machine's load, as a rank merely slowed down is not a stuck one.
     env["NCCL_FLIGHTREC_TIMEOUT_S"] = testing::ScaledSecondsText(2);
-    // Runs until the verdict ends it; 2 ms per op keeps the 16 running
-    // ranks from starving the analysis (nice 19) on a small machine.
-    spec += " --ops 100000 --step-us 2000";
+    // Runs until the verdict ends it, 20 ms per op (the mismatch at 0.9 s,
+    // the trigger at 4 s): the 16 running ranks leave the CPU to the
+    // analysis (nice 19), and the live rings it reads one after the other
+    // move little meanwhile. The faster a running job moves, the older a
+    // ring read first is beside one read last, and the analyzer takes a
+    // member whose early ring has not reached an op its peers were seen
+    // waiting in for a second for a laggard (docs/analyzer.md, "Limit:
+    // live rings are read one after the other").
+    spec += " --ops 100000 --step-us 20000";
     prefix = "(sleep 4; '" + BuildDir() + "/bin/flightrec' trigger '" + rings + "' --job vd-" +
              f.name + " --reason timeout >/dev/null) & ";
   }
