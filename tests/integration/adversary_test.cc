@@ -42,16 +42,13 @@
 #include "flightrec/record_format.h"
 #include "integration/adversary.h"
 #include "integration/analyze_run.h"
+#include "integration/emu_job.h"
 #include "integration/ring_view.h"
 
 namespace flightrec {
 namespace itest {
 namespace {
 
-constexpr char kHeadlineTag[] = "flightrec: verdict:";
-// How the verdict's hook ended, logged by the plugin after the headline: a
-// job with a hook ends on it, so the hook surely ran before its ranks die.
-constexpr char kHookTag[] = "flightrec: verdict hook:";
 constexpr int kUntilLog = 7;     // flightrec-emu: --until-log reached
 constexpr int kUntilDumps = 4;   // flightrec-emu: --until-dumps reached
 constexpr int kInterrupted = 6;  // flightrec-emu: SIGTERM, ranks killed

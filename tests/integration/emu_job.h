@@ -11,6 +11,12 @@
 namespace flightrec {
 namespace itest {
 
+// Lines the plugin logs in a job's log when it gives the in-job verdict
+// (docs/plugin.md): the headline, then how the verdict's hook ended. A job
+// with a hook that ends on the second has surely run the hook.
+inline constexpr char kHeadlineTag[] = "flightrec: verdict:";
+inline constexpr char kHookTag[] = "flightrec: verdict hook:";
+
 struct EmuJob {
   std::string dir;       // job dir (also holds summary.json, nccl.log)
   std::string ring_dir;  // NCCL_FLIGHTREC_DIR

@@ -35,10 +35,6 @@ namespace flightrec {
 namespace itest {
 namespace {
 
-constexpr char kHeadlineTag[] = "flightrec: verdict:";
-// The plugin logs how the hook ended once `watch` has run it: jobs with a
-// hook end on it, so the hook surely ran before the ranks are killed.
-constexpr char kHookTag[] = "flightrec: verdict hook:";
 constexpr int kUntilLog = 7;  // flightrec-emu: --until-log reached
 
 std::vector<std::string> Lines(const std::string& text) {
