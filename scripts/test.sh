@@ -38,7 +38,7 @@ stage() {  # stage NAME CMD...: runs one stage, records the result
 
 configure_build() {  # configure_build DIR [cmake args...]
   local dir=$1; shift
-  cmake -S "$root" -B "$dir" -G Ninja -DFLIGHTREC_WERROR=ON "$@" >/dev/null &&
+  cmake -S "$root" -B "$dir" -G Ninja -DFLIGHTREC_WERROR=ON -DFLIGHTREC_DEBUG_INFO=lines "$@" >/dev/null &&
     cmake --build "$dir" -j "$jobs" "${keep_going[@]}"
 }
 
@@ -77,7 +77,7 @@ build_asan() { configure_build build-asan -DCMAKE_BUILD_TYPE=Debug -DFLIGHTREC_S
 build_tsan() { configure_build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLIGHTREC_SANITIZE=thread; }
 build_fuzz() {
   CC=clang CXX=clang++ cmake -S "$root" -B build-fuzz -G Ninja -DFLIGHTREC_WERROR=ON \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLIGHTREC_FUZZ=ON -DFLIGHTREC_BUILD_TESTS=ON >/dev/null &&
+      -DFLIGHTREC_DEBUG_INFO=lines -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLIGHTREC_FUZZ=ON -DFLIGHTREC_BUILD_TESTS=ON >/dev/null &&
     cmake --build build-fuzz -j "$jobs" --target flightrec_fuzzers "${keep_going[@]}"
 }
 start_prebuilds() {
@@ -162,8 +162,8 @@ build_aarch64() {
   command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache
                                             -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   bash scripts/aarch64-binfmt.sh &&
-    cmake -S "$root" -B "$dir" -G Ninja -DFLIGHTREC_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-aarch64-linux-gnu.cmake" "${launcher[@]}" \
+    cmake -S "$root" -B "$dir" -G Ninja -DFLIGHTREC_WERROR=ON -DFLIGHTREC_DEBUG_INFO=lines \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-aarch64-linux-gnu.cmake" "${launcher[@]}" \
       >/dev/null &&
     cmake --build "$dir" -j "$jobs" --target plugin/all recorder/all analyzer/all tests/support/all \
       tests/unit/recorder/all tests/unit/plugin/all tests/unit/reader/all \
