@@ -4,6 +4,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "integration/ring_view.h"
 #include "support/analyze_runner.h"
 
@@ -73,15 +76,58 @@ std::string Describe(const AnalyzeRun& run) {
   return s + "\n";
 }
 
-JobSlot::JobSlot() {
-  fd_ = open("/tmp/flightrec-analyze-acceptance.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (fd_ >= 0) flock(fd_, LOCK_EX);
+namespace {
+
+#ifndef FLIGHTREC_TEST_JOB_SLOTS_DEFAULT
+#define FLIGHTREC_TEST_JOB_SLOTS_DEFAULT 1
+#endif
+
+int JobSlots() {
+  const char* s = getenv("FLIGHTREC_TEST_JOB_SLOTS");
+  const int n = s != nullptr ? atoi(s) : FLIGHTREC_TEST_JOB_SLOTS_DEFAULT;
+  return n >= 1 && n <= 16 ? n : FLIGHTREC_TEST_JOB_SLOTS_DEFAULT;
+}
+
+// Slot i's lock file, shared by every test process of the machine.
+int OpenSlot(int i) {
+  const std::string path = "/tmp/flightrec-emulated-job-" + std::to_string(i) + ".lock";
+  return open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+}
+
+}  // namespace
+
+JobSlot::JobSlot(int ranks) {
+  const int slots = JobSlots();
+  if (ranks >= kWholeMachineRanks) {
+    // Every slot, in index order (a small job holds one slot and never
+    // waits while holding it, so the order cannot deadlock).
+    for (int i = 0; i < slots; ++i) {
+      const int fd = OpenSlot(i);
+      if (fd < 0) continue;
+      flock(fd, LOCK_EX);
+      fds_.push_back(fd);
+    }
+    return;
+  }
+  // Any free slot; none free: look again in 20 ms.
+  for (;;) {
+    for (int i = 0; i < slots; ++i) {
+      const int fd = OpenSlot(i);
+      if (fd < 0) return;  // no lock file: run unbounded rather than not at all
+      if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        fds_.push_back(fd);
+        return;
+      }
+      close(fd);
+    }
+    usleep(20 * 1000);
+  }
 }
 
 JobSlot::~JobSlot() {
-  if (fd_ >= 0) {
-    flock(fd_, LOCK_UN);
-    close(fd_);
+  for (int fd : fds_) {
+    flock(fd, LOCK_UN);
+    close(fd);
   }
 }
 

@@ -33,18 +33,23 @@ bool Names(const nlohmann::json& finding, int rank);
 // Headline and one line per finding, for assertion messages.
 std::string Describe(const AnalyzeRun& run);
 
-// Serializes emulated jobs between the processes of this test binary (and
-// its sibling): each ctest case is a process, and two 64-rank jobs at once
-// on a small machine starve each other's watchdogs. Held while in scope.
+// Bounds the emulated jobs that run at once on this machine, across the
+// processes of every test binary and ctest run: FLIGHTREC_TEST_JOB_SLOTS of
+// them (default: 2 in a release build, whose jobs mostly wait on timeouts;
+// 1 under a sanitizer, whose instrumented ranks keep the cores busy). A job
+// of kWholeMachineRanks ranks or more takes every slot: two 64-rank jobs at
+// once on a small machine starve each other's watchdogs. Held while in scope.
 class JobSlot {
  public:
-  JobSlot();
+  static constexpr int kWholeMachineRanks = 32;
+  // `ranks`: the job's size (0: a small job).
+  explicit JobSlot(int ranks = 0);
   ~JobSlot();
   JobSlot(const JobSlot&) = delete;
   JobSlot& operator=(const JobSlot&) = delete;
 
  private:
-  int fd_ = -1;
+  std::vector<int> fds_;
 };
 
 }  // namespace itest

@@ -129,7 +129,7 @@ class AnalyzeAcceptance : public ::testing::TestWithParam<Layout> {
              int ring_records = 1024) {
     EmuJob job;
     {
-      JobSlot slot;
+      JobSlot slot(L().ranks);
       job = RunEmu(tag + std::to_string(L().ranks), args,
                    {{"NCCL_FLIGHTREC_TIMEOUT_S", testing::ScaledSecondsText(2)},
                     {"NCCL_FLIGHTREC_MAX_COMMS", "4"},
