@@ -35,8 +35,8 @@ std::string Describe(const AnalyzeRun& run);
 
 // Bounds the emulated jobs that run at once on this machine, across the
 // processes of every test binary and ctest run: FLIGHTREC_TEST_JOB_SLOTS of
-// them (default: 2 in a release build, whose jobs mostly wait on timeouts;
-// 1 under a sanitizer, whose instrumented ranks keep the cores busy). A job
+// them (default: 2, whose ranks mostly wait on timeouts, in a release and an
+// ASan build; 1 under TSan, whose ranks run 5-15x slower). A job
 // of kWholeMachineRanks ranks or more takes every slot: two 64-rank jobs at
 // once on a small machine starve each other's watchdogs. Held while in scope.
 class JobSlot {
