@@ -91,34 +91,31 @@ int JobSlots() {
 // Slot i's lock file, shared by every test process of the machine.
 int OpenSlot(int i) {
   const std::string path = "/tmp/flightrec-emulated-job-" + std::to_string(i) + ".lock";
-  return open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  return open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
 }
 
 }  // namespace
 
 JobSlot::JobSlot(int ranks) {
-  const int slots = JobSlots();
+  for (int i = 0, slots = JobSlots(); i < slots; ++i) {
+    const int fd = OpenSlot(i);
+    if (fd >= 0) fds_.push_back(fd);  // a slot without its file does not bound
+  }
   if (ranks >= kWholeMachineRanks) {
     // Every slot, in index order (a small job holds one slot and never
     // waits while holding it, so the order cannot deadlock).
-    for (int i = 0; i < slots; ++i) {
-      const int fd = OpenSlot(i);
-      if (fd < 0) continue;
-      flock(fd, LOCK_EX);
-      fds_.push_back(fd);
-    }
+    for (int fd : fds_) flock(fd, LOCK_EX);
     return;
   }
-  // Any free slot; none free: look again in 20 ms.
-  for (;;) {
-    for (int i = 0; i < slots; ++i) {
-      const int fd = OpenSlot(i);
-      if (fd < 0) return;  // no lock file: run unbounded rather than not at all
-      if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-        fds_.push_back(fd);
-        return;
+  // Any free slot, kept; the others closed. None free: look again in 20 ms.
+  while (!fds_.empty()) {
+    for (size_t i = 0; i < fds_.size(); ++i) {
+      if (flock(fds_[i], LOCK_EX | LOCK_NB) != 0) continue;
+      for (size_t j = 0; j < fds_.size(); ++j) {
+        if (j != i) close(fds_[j]);
       }
-      close(fd);
+      fds_ = {fds_[i]};
+      return;
     }
     usleep(20 * 1000);
   }
