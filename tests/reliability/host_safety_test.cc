@@ -32,6 +32,7 @@
 #include "emulator/src/coord.h"
 #include "reliability/rel_util.h"
 #include "support/abi_driver.h"
+#include "support/time_scale.h"
 
 namespace flightrec {
 namespace {
@@ -641,16 +642,18 @@ TEST(ClockJumpShimTest, MalformedScheduleAbortsAtLoad) {
 // the live rings analyze healthy between the steps, every ring reads in
 // order on one time line, and the job analyzes healthy.
 TEST(HostSafetyTest, WallClockStepsLeaveAHealthyJobHealthy) {
-  // 3000 ops of at least 2 ms: the job runs on for 3 s or more after its
-  // last step (at 3 s), time for the live analysis after it to end while
-  // every rank still runs (the ring holds every op: the TP comm gets 7
-  // records per 8 ops, 2,625 of its 4,096 slots).
+  // 3000 ops of at least 2 ms x the time scale (at most 5): the job runs on
+  // for 3 s or more after its last step (at 3 s), time for the live
+  // analysis after it to end while every rank still runs, however loaded
+  // the machine (the ring holds every op: the TP comm gets 7 records per 8
+  // ops, 2,625 of its 4,096 slots).
   constexpr int kStepOps = 3000;
   constexpr double kTimeoutS = 5.0;
+  const int step_us = 2000 * static_cast<int>(std::min(5.0, std::max(1.0, testing::TimeScale())));
   LiveJob live;
   StartLiveJob("clockstep",
                "--ranks 4 --tp 2 --ranks-per-node 2 --ops " + std::to_string(kStepOps) +
-                   " --step-us 2000 --hang-timeout-s 60",
+                   " --step-us " + std::to_string(step_us) + " --hang-timeout-s 60",
                // Heartbeat every 200 ms: rings read one after the other while they
                // are written may be a few polls apart, which must not look dead.
                ClockJumpEnv("r3:+3600@0,r0:+3600@1,r1:+3600@1,r2:+3600@1,-7200@3", kTimeoutS, 200),
