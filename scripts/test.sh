@@ -5,10 +5,11 @@
 #   scripts/test.sh            all stages (what CI runs)
 #   scripts/test.sh --quick    lint + release build + unit/integration tests only
 #
-# Stages: lint, release (build + ctest), tidy (clang-tidy on the host side), package (find_package consumer),
-# asan (ASan+UBSan build + ctest), tsan (TSan build + concurrency tests),
-# fuzz (clang libFuzzer smoke run), aarch64 (cross build, unit and emulator
-# tests under qemu-user). Build dirs: build/, build-asan/, build-tsan/,
+# Stages: lint, release (build + ctest), tidy (clang-tidy on the host
+# side), package (find_package consumer), asan (ASan+UBSan build + ctest)
+# and tsan (TSan build + ctest), which run side by side, fuzz (clang
+# libFuzzer smoke run), aarch64 (cross build, unit and emulator tests under
+# qemu-user). Build dirs: build/, build-asan/, build-tsan/,
 # build-fuzz/, build-aarch64/ (reused when present, so a second run is
 # incremental).
 set -uo pipefail
@@ -33,6 +34,43 @@ stage() {  # stage NAME CMD...: runs one stage, records the result
     passed=$((passed + 1)); echo "=== stage $name: ok ($((SECONDS - t0)) s) ==="
   else
     failed=$((failed + 1)); failed_stages+=("$name"); echo "=== stage $name: FAILED ($((SECONDS - t0)) s) ==="
+  fi
+}
+
+# start_stage NAME CMD...: runs a stage in the background, its output in
+# build-NAME/stage.log; finish_stage NAME waits for it, prints that log and
+# records the result as `stage` does. The ASan and TSan stages run so, side
+# by side: their tests mostly wait on emulated jobs, whose number the job
+# slots bound across both (tests/integration/analyze_run.h, JobSlot).
+declare -A bg_stage_pid=() bg_stage_t0=()
+start_stage() {
+  local name=$1; shift
+  mkdir -p "build-$name"
+  rm -f "build-$name/stage.failed-tests"
+  echo "=== stage $name: started in the background (output below, when it ends) ==="
+  (
+    failed_tests=()
+    "$@"
+    rc=$?
+    ((${#failed_tests[@]} == 0)) || printf '%s\n' "${failed_tests[@]}" >"build-$name/stage.failed-tests"
+    exit "$rc"
+  ) >"build-$name/stage.log" 2>&1 </dev/null &
+  bg_stage_pid[$name]=$!
+  bg_stage_t0[$name]=$SECONDS
+}
+finish_stage() {
+  local name=$1 rc=0 line
+  wait "${bg_stage_pid[$name]}" || rc=$?
+  echo "=== stage $name (ran in the background) ==="
+  cat "build-$name/stage.log"
+  if [[ -f build-$name/stage.failed-tests ]]; then
+    while IFS= read -r line; do failed_tests+=("$line"); done <"build-$name/stage.failed-tests"
+  fi
+  if ((rc == 0)); then
+    passed=$((passed + 1)); echo "=== stage $name: ok ($((SECONDS - bg_stage_t0[$name])) s) ==="
+  else
+    failed=$((failed + 1)); failed_stages+=("$name")
+    echo "=== stage $name: FAILED ($((SECONDS - bg_stage_t0[$name])) s) ==="
   fi
 }
 
@@ -186,8 +224,9 @@ stage release release
 stage tidy bash scripts/lint.sh --tidy-only build
 if ((quick == 0)); then
   stage package package
-  stage asan asan
+  start_stage asan asan
   stage tsan tsan
+  finish_stage asan
   stage fuzz fuzz
   stage aarch64 aarch64
 fi
