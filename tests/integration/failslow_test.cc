@@ -58,14 +58,15 @@ const std::map<std::string, std::string> kJobEnv = {{"NCCL_FLIGHTREC_TIMEOUT_S",
 // comm once it is 30 s old).
 struct Layout {
   int ranks;
-  int slow_us;      // the stragglers' delay
-  int slow_ops;     // ops of the straggler jobs
-  int cpu_rank;     // the CPU-side straggler (world rank)
-  int gpu_rank;     // the GPU-side one
-  int healthy_ops;  // ops of the healthy job
-  int link_us;      // the slow link's extra time per launch
-  int link_ops;     // ops of the slow-link job
-  int link_from;    // the op the link turns slow at
+  int slow_us;       // the stragglers' delay
+  int slow_ops;      // ops of the straggler jobs
+  int cpu_rank;      // the CPU-side straggler (world rank)
+  int gpu_rank;      // the GPU-side one
+  int healthy_ops;   // ops of the healthy job
+  int link_us;       // the slow link's extra time per launch
+  int link_ops;      // ops of the slow-link job
+  int link_from;     // the op the link turns slow at
+  int link_step_us;  // the slow-link job's kernel time per op (--step-us)
 };
 // The slow-link rule compares the comm's transfer time per collective over
 // the last minute with the run's own level (its 10th percentile). In a job
@@ -73,23 +74,30 @@ struct Layout {
 // the link job needs (1) normal ops for ~7 s after its first counted ones
 // (they appear ~8-10 s after the start): the level; (2) slow ops that
 // outweigh them in the mean, whatever a normal transfer takes on the
-// machine. At 8 ranks a normal transfer takes ~0.6 ms and the link adds
-// 3 ms; the mean doubles 9-15 s after the step, idle and under two busy
-// loops, and the job runs on for 5-10 s more. At 64 ranks (64 processes
-// on 2 cores) a normal transfer took ~5 ms on a fast day and 10-40 ms on a
-// slow one, where 20 ms more did not double the mean before the job ended;
-// the link adds 60 ms, on 500 ops (~35 s).
+// machine. Both phases are long enough in time, not only in ops. At 8
+// ranks a normal transfer takes ~0.5 ms (16,000 ops, ~8 s, the first
+// counts come after ~3 s) and the link adds 3 ms; the mean doubles 9-15 s
+// after the step, and the job runs on for 5-10 s more. At 64 ranks (64
+// processes on 2 cores) the first counts come ~8-10 s after the start, and
+// a normal transfer took 2-5 ms on a fast machine and 10-40 ms on a slow
+// one: on a fast one 1,500 normal ops could end before Prometheus had
+// counted any (no level, no alert). So the 64-rank link job's kernels take
+// link_step_us (10 ms): its 1,600 normal ops last at least 16 s on any
+// machine, and the link adds 60 ms to each of the last 500 (~35 s). A
+// longer normal phase is no better: its ops stay in the rule's one-minute
+// mean and the slow ones must outweigh them.
 #ifndef FLIGHTREC_FAILSLOW_RANKS
 #define FLIGHTREC_FAILSLOW_RANKS 8
 #endif
 constexpr Layout kLayout = FLIGHTREC_FAILSLOW_RANKS == 64
-                               ? Layout{64, 20000, 1800, 37, 20, 6000, 60000, 2000, 1500}
-                               : Layout{8, 3000, 12000, 3, 4, 30000, 3000, 22000, 16000};
+                               ? Layout{64, 20000, 1800, 37, 20, 6000, 60000, 2100, 1600, 10000}
+                               : Layout{8, 3000, 12000, 3, 4, 30000, 3000, 22000, 16000, 200};
 
-std::string Base(int ops, const std::string& job_id) {
-  return "--ranks " + std::to_string(kLayout.ranks) +
-         " --tp 2 --ranks-per-node 8 --step-us 200 --hang-timeout-s 60 --ops " +
-         std::to_string(ops) + " --job-id " + job_id + " ";
+// `step_us`: the emulated kernel time per op.
+std::string Base(int ops, const std::string& job_id, int step_us = 200) {
+  return "--ranks " + std::to_string(kLayout.ranks) + " --tp 2 --ranks-per-node 8 --step-us " +
+         std::to_string(step_us) + " --hang-timeout-s 60 --ops " + std::to_string(ops) +
+         " --job-id " + job_id + " ";
 }
 
 std::string Us() { return std::to_string(kLayout.slow_us); }
@@ -368,7 +376,7 @@ TEST_F(FAILSLOW_SUITE, AHealthyJobNamesNobody) {
 }
 
 TEST_F(FAILSLOW_SUITE, ASlowLinkIsItsOwnFindingAndNamesNoStraggler) {
-  Start(Base(kLayout.link_ops, "fs-link") + "--fault slow-link:us=" +
+  Start(Base(kLayout.link_ops, "fs-link", kLayout.link_step_us) + "--fault slow-link:us=" +
         std::to_string(kLayout.link_us) + ":op=" + std::to_string(kLayout.link_from));
   Poll([this] { return Named("FlightrecSlowLink") || !launcher_->running(); }, 4, 80);
   Finish();
