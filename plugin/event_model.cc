@@ -100,10 +100,10 @@ void FinalizeContext(void* context) {
   CloseComm(comm);
 }
 
-__attribute__((noinline, cold)) void detail::NoteLostCompletion(CommRecorder* comm, OpDesc* desc) {
-  if ((WrittenMask() & abi::kProfileKernelCh) == 0) return;  // never asked for: not lost
-  desc->flags |= format::kFlagNoCompletion;
+__attribute__((noinline, cold)) uint8_t detail::NoteLostCompletion(CommRecorder* comm) {
+  if ((WrittenMask() & abi::kProfileKernelCh) == 0) return 0;  // never asked for: not lost
   comm->NoteMaskOverridden();
+  return format::kFlagNoCompletion;
 }
 
 // Rare: only events the written mask did not ask for come here.

@@ -51,8 +51,10 @@ void CountStale();
 void CountNullContext();
 // NCCL's live mask lost KernelCh (RAS override, NCCL 2.31+) while the mask
 // we wrote asked for it: the op can never report completion, so it is marked
-// kFlagNoCompletion (never judged stuck) and the region overridden.
-void NoteLostCompletion(CommRecorder* comm, OpDesc* desc);
+// kFlagNoCompletion (never judged stuck) and the region overridden. Returns
+// the op's flags to add (by value: an OpDesc whose address escaped to an
+// out-of-line call would have to live in memory, zeroed field by field).
+uint8_t NoteLostCompletion(CommRecorder* comm);
 
 // The live comm a handle names, or nullptr after counting it stale
 // (finalized, or the region was reused by a newer comm).
@@ -137,7 +139,7 @@ FLIGHTREC_HOT_INLINE void* StartOp(void* context, void* parent, const OpStart& o
   const int* live = detail::g_live_mask.load(std::memory_order_relaxed);
   if (live != nullptr && FLIGHTREC_UNLIKELY((__atomic_load_n(live, __ATOMIC_RELAXED) &
                                              nccl_abi::kProfileKernelCh) == 0)) {
-    detail::NoteLostCompletion(comm, &desc);
+    desc.flags |= detail::NoteLostCompletion(comm);
   }
   if (op.bind_identity &&
       FLIGHTREC_UNLIKELY(detail::g_bound[HandleRegion(ctx)].load(std::memory_order_relaxed) !=

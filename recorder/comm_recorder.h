@@ -166,7 +166,7 @@ class CommRecorder {
   // GPU offset observations not yet added to the header (proxy thread).
   // Its own cache line: the launch thread writes api_next_ and api_.
   alignas(64) uint64_t gpu_offset_pending_ = 0;
-  alignas(64) uint64_t api_next_ = 0;  // relaxed atomic ticket counter
+  alignas(64) uint64_t api_next_ = 0;  // relaxed atomic ticket counter, one writer
   ApiSlot api_[kApiSlots] = {};
 };
 

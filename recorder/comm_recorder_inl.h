@@ -13,7 +13,8 @@
 // (channel counters, GPU timers, phase counters) are the KernelCh thread's,
 // the proxy words (proxy counters, net_bytes) the proxy thread's. Two words
 // have both as writers: `state` (AdvanceState: a bounded compare-exchange,
-// so a late kOpRunning never overwrites kOpDone) and t_last_progress_ns (a
+// so a late kOpRunning never overwrites kOpDone; kOpDone itself, the last
+// state, is a plain store, MarkDone) and t_last_progress_ns (a
 // plain store: either thread's "now" is a valid recent progress time).
 #ifndef FLIGHTREC_RECORDER_COMM_RECORDER_INL_H_
 #define FLIGHTREC_RECORDER_COMM_RECORDER_INL_H_
@@ -98,7 +99,14 @@ inline void CommRecorder::NoteMaskOverridden() {
 }
 
 FLIGHTREC_HOT_INLINE uint64_t CommRecorder::NoteApiCall(const ApiCall& call) {
-  const uint64_t ticket = rec::AddRelaxed(&api_next_, uint64_t{1});
+  // One writer, so a relaxed load + store, not a locked add: NCCL lets only
+  // one thread at a time issue calls on a communicator, and the user's
+  // hand-over between threads orders them (docs/design/nccl.md §Call rules).
+  // A thread that breaks that rule, or a late caller of a finalized comm
+  // that resumes in the region's next one, can at worst share a ticket with
+  // another call: one op then carries the other call's API fields.
+  const uint64_t ticket = rec::LoadRelaxed(&api_next_);
+  rec::StoreRelaxed(&api_next_, ticket + 1);
   ApiSlot* s = &api_[ticket & (kApiSlots - 1)];
   rec::StoreRelaxed(&s->token, uint64_t{0});
   // Pairs with the acquire fence in LookupApiCall: a reader that sees any
@@ -159,31 +167,29 @@ FLIGHTREC_HOT_INLINE uint64_t CommRecorder::NextOpIndex(const OpDesc& op) {
 
 // Fills the immutable words of `slot` (commit is already 0) and its progress
 // words. The immutable words are built in registers (the two packed words at
-// offsets 64 and 72 through a 16-byte image of their fields, so the layout is
-// the Record's on any byte order), the checksum is computed once over them,
-// and they are stored one relaxed word at a time.
+// offsets 64 and 72 by shifts, in the byte order of the CPU, so that memory
+// holds the Record's layout on either byte order; a byte-wise image read back
+// as words stalled on store forwarding), the checksum is computed once over
+// them, and they are stored one relaxed word at a time.
 FLIGHTREC_HOT_INLINE void CommRecorder::WriteRecord(format::Record* slot, const OpDesc& op,
                                                     uint64_t seq, uint64_t op_index, uint64_t now) {
-  struct Tail {  // Record bytes [64, 80)
-    int32_t root_or_peer;
-    uint8_t func, datatype, algo, proto, n_channels, n_warps, flags, type_size;
-    uint32_t checksum;
-  };
-  static_assert(sizeof(Tail) == 16, "Tail is Record bytes [64, 80)");
-  static_assert(offsetof(format::Record, root_or_peer) == 64, "Tail layout");
-  static_assert(offsetof(format::Record, type_size) == 75, "Tail layout");
-  static_assert(offsetof(format::Record, checksum) == 76, "Tail layout");
-  Tail tail;
-  tail.root_or_peer = op.root_or_peer;
-  tail.func = op.func;
-  tail.datatype = op.datatype;
-  tail.algo = op.algo;
-  tail.proto = op.proto;
-  tail.n_channels = op.n_channels;
-  tail.n_warps = op.n_warps;
-  tail.flags = static_cast<uint8_t>(op.flags | (op.t_api_ns != 0 ? format::kFlagHasApi : 0));
-  tail.type_size = format::DataTypeSize(op.datatype);
-  tail.checksum = 0;
+  static_assert(offsetof(format::Record, root_or_peer) == 64 &&
+                    offsetof(format::Record, func) == 68 &&
+                    offsetof(format::Record, datatype) == 69 &&
+                    offsetof(format::Record, algo) == 70 && offsetof(format::Record, proto) == 71,
+                "word 8: root_or_peer, func, datatype, algo, proto");
+  static_assert(offsetof(format::Record, n_channels) == 72 &&
+                    offsetof(format::Record, n_warps) == 73 &&
+                    offsetof(format::Record, flags) == 74 &&
+                    offsetof(format::Record, type_size) == 75 &&
+                    offsetof(format::Record, checksum) == 76,
+                "word 9: n_channels, n_warps, flags, type_size, checksum");
+  constexpr bool kLittle = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+  // The byte at Record offset 64 + 8 * word + i, shifted into place.
+  auto at = [](uint64_t byte, int i) { return byte << (kLittle ? 8 * i : 8 * (7 - i)); };
+  const uint8_t flags =
+      static_cast<uint8_t>(op.flags | (op.t_api_ns != 0 ? format::kFlagHasApi : 0));
+  const uint64_t root = static_cast<uint32_t>(op.root_or_peer);
   constexpr uint32_t kWords = format::kRecordSize / 8;  // 16
   constexpr uint32_t kFirstMutable = 80 / 8;            // 10
   uint64_t w[kFirstMutable];                            // w[0] (commit) is not stored here
@@ -195,9 +201,13 @@ FLIGHTREC_HOT_INLINE void CommRecorder::WriteRecord(format::Record* slot, const 
   w[5] = op.t_api_ns;
   w[6] = now;
   w[7] = op.stream;
-  __builtin_memcpy(&w[8], &tail, sizeof(tail));
-  tail.checksum = format::RecordChecksum(reinterpret_cast<const unsigned char*>(w), seq);
-  __builtin_memcpy(&w[9], reinterpret_cast<const unsigned char*>(&tail) + 8, 8);
+  w[8] = (kLittle ? root : root << 32) | at(op.func, 4) | at(op.datatype, 5) | at(op.algo, 6) |
+         at(op.proto, 7);
+  w[9] = at(op.n_channels, 0) | at(op.n_warps, 1) | at(flags, 2) |
+         at(format::DataTypeSize(op.datatype), 3);  // checksum bytes [76, 80) zero
+  const uint64_t checksum =
+      format::RecordChecksum(reinterpret_cast<const unsigned char*>(w), seq);
+  w[9] |= kLittle ? checksum << 32 : checksum;
   // Written out: GCC does not unroll loops of atomic stores, and a loop
   // would keep w[] on the stack.
   static_assert(kFirstMutable == 10 && kWords == 16, "store list below");
@@ -321,6 +331,14 @@ inline void AdvanceState(format::Record* r, uint8_t target) {
     }
   }
 }
+// kOpDone, the last state, as a plain store: it cannot move the state
+// backwards, and an AdvanceState to a lower state on another thread either
+// lands before it or fails its exchange on seeing kOpDone. Saves the locked
+// instruction an AdvanceState costs (once per op, on the KernelCh thread).
+inline void MarkDone(format::Record* r) {
+  static_assert(format::kOpDone == format::kNumOpStates - 1, "kOpDone is the last state");
+  StoreRelaxed(&r->state, static_cast<uint8_t>(format::kOpDone));
+}
 // Saturating uint8 increment (single writer); returns the new value.
 inline uint8_t Bump(uint8_t* counter) {
   uint8_t v = LoadRelaxed(counter);
@@ -367,7 +385,7 @@ FLIGHTREC_HOT_INLINE void CommRecorder::KernelStop(uint64_t seq, uint64_t gpu_ti
   const uint8_t started = rec::LoadRelaxed(&r->channels_started);
   const uint8_t channels = rec::RecordByte(r, offsetof(format::Record, n_channels));
   const bool done = stopped >= (channels > started ? channels : started);
-  if (done) rec::AdvanceState(r, format::kOpDone);
+  if (done) rec::MarkDone(r);
   // As in KernelStart: a timed stop is dated by its GPU timer (gpu_end_raw,
   // converted with the offset sampled at the first start); only an untimed
   // stop (v3) reads the host clock.
@@ -403,7 +421,7 @@ FLIGHTREC_HOT_INLINE void CommRecorder::ProxyOpStop(uint64_t seq) {
   const uint8_t started = rec::LoadRelaxed(&r->proxy_ops_started);
   // Without KernelCh events the network side is all we know of completion.
   if (rec::LoadRelaxed(&r->channels_started) == 0 && started > 0 && stopped >= started) {
-    rec::AdvanceState(r, format::kOpDone);
+    rec::MarkDone(r);
   }
   rec::StoreRelaxed(&r->t_last_progress_ns, NowNs());
 }
