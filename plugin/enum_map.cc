@@ -1,5 +1,6 @@
 #include "plugin/enum_map.h"
 
+#include <link.h>
 #include <string.h>
 
 #include <atomic>
@@ -12,6 +13,7 @@ namespace plugin {
 namespace detail {
 
 std::atomic<uint64_t> g_name_cache[static_cast<int>(NameKind::kCount)][kNameCacheSlots];
+std::atomic<uint64_t> g_static_names{0};
 
 }  // namespace detail
 
@@ -66,6 +68,59 @@ __attribute__((noinline, cold)) uint8_t detail::MapNameSlow(NameKind kind, const
     i = (i + 1) & (kNameCacheSlots - 1);
   }
   return value;
+}
+
+namespace {
+
+struct StaticImage {
+  uintptr_t anchor = 0;
+  uint64_t packed = 0;  // g_static_names' encoding, 0 = not found
+};
+
+// dl_iterate_phdr callback: the object whose PT_LOAD segments contain the
+// anchor gives the span of its read-only segments, shrunk to whole pages.
+int FindStaticImage(struct dl_phdr_info* info, size_t, void* data) {
+  StaticImage* img = static_cast<StaticImage*>(data);
+  bool holds_anchor = false;
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    const uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
+    const uintptr_t end = begin + ph.p_memsz;
+    if (img->anchor >= begin && img->anchor < end) holds_anchor = true;
+    if ((ph.p_flags & PF_W) == 0) {
+      if (begin < lo) lo = begin;
+      if (end > hi) hi = end;
+    }
+  }
+  if (!holds_anchor) return 0;  // next object
+  for (int i = 0; i < info->dlpi_phnum; ++i) {  // a writable segment inside: trust nothing
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    const uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_W) != 0 && begin < hi &&
+        begin + ph.p_memsz > lo) {
+      return 1;
+    }
+  }
+  constexpr uintptr_t kPage = uintptr_t{1} << detail::kStaticPageShift;
+  const uint64_t first = (lo + kPage - 1) >> detail::kStaticPageShift;
+  const uint64_t last = hi >> detail::kStaticPageShift;  // exclusive
+  if (lo < hi && first < last && last - first <= detail::kStaticPagesMask &&
+      first < (uint64_t{1} << (64 - detail::kStaticPagesBits))) {
+    img->packed = (first << detail::kStaticPagesBits) | (last - first);
+  }
+  return 1;
+}
+
+}  // namespace
+
+void TrustNamesOfObjectAt(const void* anchor) {
+  if (anchor == nullptr) return;
+  StaticImage img;
+  img.anchor = reinterpret_cast<uintptr_t>(anchor);
+  dl_iterate_phdr(FindStaticImage, &img);
+  if (img.packed != 0) detail::g_static_names.store(img.packed, std::memory_order_relaxed);
 }
 
 uint8_t VariantFromName(const char* name) {

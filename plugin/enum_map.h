@@ -64,7 +64,29 @@ inline uint32_t NameKey(const char* name) {
 // against the name tables, then cache the pointer. Out of line, cold.
 uint8_t MapNameSlow(NameKind kind, const char* name);
 
+// NCCL's read-only image (TrustNamesOfObjectAt): the pages of the object that
+// holds NCCL's code, where its static name strings live. Packed in one word,
+// (first page << kStaticPagesBits) | page count, 4 KiB pages; 0 = none. A
+// string there cannot change while NCCL is loaded, so a cached pointer into
+// it needs no NameKey check. Relaxed: the word is self-contained.
+constexpr int kStaticPageShift = 12;
+constexpr int kStaticPagesBits = 28;
+constexpr uint64_t kStaticPagesMask = (uint64_t{1} << kStaticPagesBits) - 1;
+extern std::atomic<uint64_t> g_static_names;
+
+inline bool InStaticNames(uint64_t ptr) {
+  const uint64_t r = g_static_names.load(std::memory_order_relaxed);
+  return (ptr >> kStaticPageShift) - (r >> kStaticPagesBits) < (r & kStaticPagesMask);
+}
+
 }  // namespace detail
+
+// Slow path (init): trusts the read-only pages of the loaded object that
+// contains `anchor` (NCCL's logger, which lives in NCCL's own object: libnccl
+// or the library that links it statically). Only whole pages of PT_LOAD
+// segments without write permission, and only when no writable segment lies
+// between them. Does nothing when `anchor` is in no object.
+void TrustNamesOfObjectAt(const void* anchor);
 
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work
 // (at most kNameCacheSlots relaxed loads and kNameKeyScan bytes; a miss runs the bounded strcmp
@@ -80,9 +102,12 @@ inline uint8_t MapName(NameKind kind, const char* name) {
     if (entry == 0) break;
     if ((entry >> detail::kNameEntryShift) == ptr) {
       // Insurance against a pointer that was freed and reused for another
-      // string (NCCL passes static strings; a host might not).
+      // string (NCCL passes static strings; a host might not), except in
+      // NCCL's read-only image, where no string changes.
       const uint64_t key = (entry & 0xffffu) >> detail::kNameKeyShift;
-      if (key == detail::NameKey(name)) return static_cast<uint8_t>(entry & detail::kNameValueMask);
+      if (detail::InStaticNames(ptr) || key == detail::NameKey(name)) {
+        return static_cast<uint8_t>(entry & detail::kNameValueMask);
+      }
       break;
     }
     i = (i + 1) & (detail::kNameCacheSlots - 1);

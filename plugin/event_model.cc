@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "flightrec/record_format.h"
+#include "plugin/enum_map.h"
 #include "plugin/handle.h"
 #include "plugin/process_setup.h"
 #include "recorder/recorder.h"
@@ -59,6 +60,11 @@ __attribute__((noinline, cold)) void CountNullContext() {
 void* InitContext(const InitRequest& req, int* event_mask) {
   EnsureProcessSetup();
   NoteApiVersion(req.api_version);
+  // NCCL's logger is in NCCL's own object, beside its static name strings.
+  static std::atomic<bool> trusted{false};
+  if (!trusted.exchange(true, std::memory_order_relaxed)) {
+    TrustNamesOfObjectAt(reinterpret_cast<const void*>(req.log));
+  }
   CommIdentity id;
   id.comm_id = req.comm_id;
   id.name = req.comm_name;
