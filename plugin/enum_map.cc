@@ -94,12 +94,11 @@ int FindStaticImage(struct dl_phdr_info* info, size_t, void* data) {
       if (end > hi) hi = end;
     }
   }
-  if (!holds_anchor) return 0;  // next object
+  if (!holds_anchor) return 0;                  // next object
   for (int i = 0; i < info->dlpi_phnum; ++i) {  // a writable segment inside: trust nothing
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     const uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
-    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_W) != 0 && begin < hi &&
-        begin + ph.p_memsz > lo) {
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_W) != 0 && begin < hi && begin + ph.p_memsz > lo) {
       return 1;
     }
   }

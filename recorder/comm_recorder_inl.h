@@ -14,7 +14,8 @@
 // the proxy words (proxy counters, net_bytes) the proxy thread's. Two words
 // have both as writers: `state` (AdvanceState: a bounded compare-exchange,
 // so a late kOpRunning never overwrites kOpDone; kOpDone itself, the last
-// state, is a plain store, MarkDone) and t_last_progress_ns (a
+// state, is a plain store, MarkDone; KernelRunning says when the KernelCh
+// thread's kOpRunning can be one too) and t_last_progress_ns (a
 // plain store: either thread's "now" is a valid recent progress time).
 #ifndef FLIGHTREC_RECORDER_COMM_RECORDER_INL_H_
 #define FLIGHTREC_RECORDER_COMM_RECORDER_INL_H_
@@ -178,12 +179,11 @@ FLIGHTREC_HOT_INLINE void CommRecorder::WriteRecord(format::Record* slot, const 
                     offsetof(format::Record, datatype) == 69 &&
                     offsetof(format::Record, algo) == 70 && offsetof(format::Record, proto) == 71,
                 "word 8: root_or_peer, func, datatype, algo, proto");
-  static_assert(offsetof(format::Record, n_channels) == 72 &&
-                    offsetof(format::Record, n_warps) == 73 &&
-                    offsetof(format::Record, flags) == 74 &&
-                    offsetof(format::Record, type_size) == 75 &&
-                    offsetof(format::Record, checksum) == 76,
-                "word 9: n_channels, n_warps, flags, type_size, checksum");
+  static_assert(
+      offsetof(format::Record, n_channels) == 72 && offsetof(format::Record, n_warps) == 73 &&
+          offsetof(format::Record, flags) == 74 && offsetof(format::Record, type_size) == 75 &&
+          offsetof(format::Record, checksum) == 76,
+      "word 9: n_channels, n_warps, flags, type_size, checksum");
   constexpr bool kLittle = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
   // The byte at Record offset 64 + 8 * word + i, shifted into place.
   auto at = [](uint64_t byte, int i) { return byte << (kLittle ? 8 * i : 8 * (7 - i)); };
@@ -205,8 +205,7 @@ FLIGHTREC_HOT_INLINE void CommRecorder::WriteRecord(format::Record* slot, const 
          at(op.proto, 7);
   w[9] = at(op.n_channels, 0) | at(op.n_warps, 1) | at(flags, 2) |
          at(format::DataTypeSize(op.datatype), 3);  // checksum bytes [76, 80) zero
-  const uint64_t checksum =
-      format::RecordChecksum(reinterpret_cast<const unsigned char*>(w), seq);
+  const uint64_t checksum = format::RecordChecksum(reinterpret_cast<const unsigned char*>(w), seq);
   w[9] |= kLittle ? checksum << 32 : checksum;
   // Written out: GCC does not unroll loops of atomic stores, and a loop
   // would keep w[] on the stack.
@@ -339,6 +338,25 @@ inline void MarkDone(format::Record* r) {
   static_assert(format::kOpDone == format::kNumOpStates - 1, "kOpDone is the last state");
   StoreRelaxed(&r->state, static_cast<uint8_t>(format::kOpDone));
 }
+// kOpRunning at an op's first KernelCh start, on the KernelCh thread (after
+// it counted the channel in channels_started). The op's only other writer of
+// `state` is its proxy thread: the same thread up to NCCL 2.30, another from
+// 2.31 (KernelCh from the profiler thread). Before any of the op's ProxyOps
+// started, the proxy thread has nothing to write, so a load and a plain store
+// do; a locked exchange here, right after the record's stores, cost ~10 ns a
+// collective (docs/performance.md). Once ProxyOps started, AdvanceState.
+// The window left (2.31+ only): a proxy thread that starts and stops every
+// ProxyOp of the op between this load of proxy_ops_started and the state
+// store becoming visible, while it still reads channels_started == 0, would
+// have its kOpDone overwritten; the op's KernelCh stops then mark it done
+// again.
+inline void KernelRunning(format::Record* r) {
+  if (LoadRelaxed(&r->proxy_ops_started) != 0) {
+    AdvanceState(r, format::kOpRunning);
+  } else if (LoadRelaxed(&r->state) < format::kOpRunning) {
+    StoreRelaxed(&r->state, static_cast<uint8_t>(format::kOpRunning));
+  }
+}
 // Saturating uint8 increment (single writer); returns the new value.
 inline uint8_t Bump(uint8_t* counter) {
   uint8_t v = LoadRelaxed(counter);
@@ -355,7 +373,6 @@ FLIGHTREC_HOT_INLINE void CommRecorder::KernelStart(uint64_t seq, uint64_t gpu_t
     const uint64_t cur = rec::LoadRelaxed(&r->gpu_start_raw);
     if (cur == 0 || gpu_timer_ns < cur) rec::StoreRelaxed(&r->gpu_start_raw, gpu_timer_ns);
   }
-  rec::AdvanceState(r, format::kOpRunning);
   // The host clock is the largest cost of an event (rdtsc is ~20 ns in a VM):
   // read it once per op, at the first channel. Later timed channels are dated
   // by their own GPU timer (gpu_start_raw); untimed ones (v3) still read it.
@@ -369,7 +386,10 @@ FLIGHTREC_HOT_INLINE void CommRecorder::KernelStart(uint64_t seq, uint64_t gpu_t
 __attribute__((noinline)) inline void CommRecorder::KernelStartDated(format::Record* r,
                                                                      uint64_t gpu_timer_ns,
                                                                      bool first) {
-  if (first) MarkCompletionTracked();  // once per op is enough (per region, really)
+  if (first) {
+    MarkCompletionTracked();  // once per op is enough (per region, really)
+    rec::KernelRunning(r);
+  }
   const uint64_t now = NowNs();
   if (first && gpu_timer_ns != 0) NoteGpuOffset(gpu_timer_ns, now);
   rec::StoreRelaxed(&r->t_last_progress_ns, now);
