@@ -14,7 +14,6 @@ ClockState g_clock = {0, 0, 0, 0, 0, 0};
 
 namespace {
 
-constexpr uint32_t kShift = 32;
 constexpr uint64_t kCalibrationNs = 4000000;  // stays within the 5 ms budget
 
 #if FLIGHTREC_HAVE_RDTSC
@@ -50,8 +49,8 @@ bool CalibrateTsc() {
   const double hz = static_cast<double>(t1 - t0) * 1e9 / static_cast<double>(m1 - m0);
   if (hz < 1e8 || hz > 2e10) return false;  // not a plausible TSC
   g_clock.tsc_hz = static_cast<uint64_t>(llround(hz));
-  g_clock.shift = kShift;
-  g_clock.mult = static_cast<uint64_t>(1e9 * static_cast<double>(1ULL << kShift) / hz);
+  g_clock.shift = kClockShift;
+  g_clock.mult = static_cast<uint64_t>(1e9 * static_cast<double>(1ULL << kClockShift) / hz);
   g_clock.tsc_base = t1;
   g_clock.mono_base = m1;
   return true;
