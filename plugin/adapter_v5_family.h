@@ -52,10 +52,8 @@ abi::Result InitV5Family(void** context, uint64_t comm_id, int* event_mask, cons
 
 // Every start but KernelCh, ProxyStep and the declined types: ops, API
 // calls, ProxyOps, copy-engine events.
-// Out of line: the op path's frame (descriptor, record image) stays out of
-// the entry point that also serves the eight KernelCh starts of a collective.
 template <typename Descr>
-__attribute__((noinline)) void* StartOtherV5Family(void* context, const Descr* d) {
+inline void* StartOtherEvent(void* context, const Descr* d) {
   switch (d->type) {
     case abi::kProfileColl: {
       OpStart op = CollFromStrings(d->coll, d->coll.nChannels);
@@ -107,6 +105,18 @@ __attribute__((noinline)) void* StartOtherV5Family(void* context, const Descr* d
   }
 }
 
+// StartOtherEvent out of line, writing the handle itself: the op path's
+// frame (descriptor, record image) stays out of the entry point that also
+// serves the eight KernelCh starts of a collective, and the entry point's
+// call to it is a tail call, so that no value of the entry point lives
+// across a call and it saves no register.
+template <typename Descr>
+__attribute__((noinline)) abi::Result StartOtherV5Family(void* context, void** handle,
+                                                         const Descr* d) {
+  *handle = StartOtherEvent(context, d);
+  return abi::kSuccess;
+}
+
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work.
 template <typename Descr>
 abi::Result StartEventV5Family(void* context, void** handle, Descr* d) {
@@ -127,8 +137,7 @@ abi::Result StartEventV5Family(void* context, void** handle, Descr* d) {
     if (FLIGHTREC_UNLIKELY((type & kSelfGatedDeclinedTypes) != 0)) NoteUnaskedEvent(context, type);
     return abi::kSuccess;
   }
-  *handle = StartOtherV5Family(context, d);
-  return abi::kSuccess;
+  return StartOtherV5Family(context, handle, d);
 }
 
 // Hot path: no lock, no allocation, no syscall, no exception, bounded work.
