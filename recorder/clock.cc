@@ -61,6 +61,10 @@ bool CalibrateTsc() {
 
 __attribute__((noinline)) uint64_t MonotonicNsSlow() { return MonotonicNs(); }
 
+__attribute__((noinline)) void StampMonotonicSlow(uint64_t* dst) {
+  __atomic_store_n(dst, MonotonicNs(), __ATOMIC_RELAXED);
+}
+
 uint32_t InitClock(ClockRequest request, char* note, unsigned note_len) {
   if (note_len > 0) note[0] = '\0';
   uint32_t current = __atomic_load_n(&g_clock.source, __ATOMIC_RELAXED);

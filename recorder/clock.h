@@ -58,19 +58,39 @@ inline uint64_t RealtimeNs() {
 // ClockNowNs's fallback (no invariant TSC): MonotonicNs, out of line so the
 // hot path's callers keep no timespec frame and no registers for it.
 uint64_t MonotonicNsSlow();
+// StampNow's fallback: *dst = MonotonicNs(), a relaxed atomic store.
+void StampMonotonicSlow(uint64_t* dst);
 
+#if FLIGHTREC_HAVE_RDTSC
+// The TSC now, in CLOCK_MONOTONIC ns; only once g_clock.source reads kClockTsc.
+inline uint64_t TscNowNs() {
+  const uint64_t delta = __rdtsc() - g_clock.tsc_base;
+  const unsigned __int128 scaled = static_cast<unsigned __int128>(delta) * g_clock.mult;
+  return g_clock.mono_base + static_cast<uint64_t>(scaled >> kClockShift);
+}
+#endif
 // Hot path: no lock, no allocation; a vDSO call at worst.
 inline uint64_t ClockNowNs() {
 #if FLIGHTREC_HAVE_RDTSC
   // Pairs with the release store of g_clock.source in InitClock: the
   // calibration fields are complete when the source reads kClockTsc.
-  if (__atomic_load_n(&g_clock.source, __ATOMIC_ACQUIRE) == format::kClockTsc) {
-    const uint64_t delta = __rdtsc() - g_clock.tsc_base;
-    const unsigned __int128 scaled = static_cast<unsigned __int128>(delta) * g_clock.mult;
-    return g_clock.mono_base + static_cast<uint64_t>(scaled >> kClockShift);
-  }
+  if (__atomic_load_n(&g_clock.source, __ATOMIC_ACQUIRE) == format::kClockTsc) return TscNowNs();
 #endif
   return MonotonicNsSlow();
+}
+// Hot path: *dst = ClockNowNs() as a relaxed atomic store. For an event
+// whose last act is the stamp: the fallback's call then has nothing live
+// after it, so the plugin's entry point saves no register for it (with
+// `x = ClockNowNs()` the destination lives across that call).
+inline void StampNow(uint64_t* dst) {
+#if FLIGHTREC_HAVE_RDTSC
+  // Pairs with the release store of g_clock.source in InitClock (as above).
+  if (__atomic_load_n(&g_clock.source, __ATOMIC_ACQUIRE) == format::kClockTsc) {
+    __atomic_store_n(dst, TscNowNs(), __ATOMIC_RELAXED);
+    return;
+  }
+#endif
+  StampMonotonicSlow(dst);
 }
 
 }  // namespace rec

@@ -283,7 +283,7 @@ FLIGHTREC_HOT_INLINE format::Record* CommRecorder::LiveSlot(uint64_t seq) {
 
 FLIGHTREC_HOT_INLINE void CommRecorder::OpEnqueued(uint64_t seq) {
   format::Record* r = LiveSlot(seq);
-  if (r != nullptr) rec::StoreRelaxed(&r->t_enqueued_ns, NowNs());
+  if (r != nullptr) rec::StampNow(&r->t_enqueued_ns);
 }
 
 inline void CommRecorder::MarkCompletionTracked() {
@@ -410,7 +410,7 @@ FLIGHTREC_HOT_INLINE void CommRecorder::KernelStop(uint64_t seq, uint64_t gpu_ti
   // converted with the offset sampled at the first start); only an untimed
   // stop (v3) reads the host clock.
   if (gpu_timer_ns != 0) return;
-  rec::StoreRelaxed(&r->t_last_progress_ns, NowNs());
+  rec::StampNow(&r->t_last_progress_ns);
 }
 
 FLIGHTREC_HOT_INLINE void CommRecorder::KernelPhaseBegin(uint64_t seq, uint8_t phase) {
@@ -431,7 +431,7 @@ FLIGHTREC_HOT_INLINE void CommRecorder::ProxyOpStart(uint64_t seq) {
   MarkCompletionTracked();
   rec::Bump(&r->proxy_ops_started);
   rec::AdvanceState(r, format::kOpRunning);
-  rec::StoreRelaxed(&r->t_last_progress_ns, NowNs());
+  rec::StampNow(&r->t_last_progress_ns);
 }
 
 FLIGHTREC_HOT_INLINE void CommRecorder::ProxyOpStop(uint64_t seq) {
@@ -443,14 +443,14 @@ FLIGHTREC_HOT_INLINE void CommRecorder::ProxyOpStop(uint64_t seq) {
   if (rec::LoadRelaxed(&r->channels_started) == 0 && started > 0 && stopped >= started) {
     rec::MarkDone(r);
   }
-  rec::StoreRelaxed(&r->t_last_progress_ns, NowNs());
+  rec::StampNow(&r->t_last_progress_ns);
 }
 
 FLIGHTREC_HOT_INLINE void CommRecorder::ProxyProgress(uint64_t seq, uint64_t bytes) {
   format::Record* r = LiveSlot(seq);
   if (r == nullptr) return;
   rec::StoreRelaxed(&r->net_bytes, rec::LoadRelaxed(&r->net_bytes) + bytes);
-  rec::StoreRelaxed(&r->t_last_progress_ns, NowNs());
+  rec::StampNow(&r->t_last_progress_ns);
 }
 
 FLIGHTREC_HOT_INLINE void CommRecorder::CeProgress(uint64_t seq, uint64_t bytes) {
@@ -459,7 +459,7 @@ FLIGHTREC_HOT_INLINE void CommRecorder::CeProgress(uint64_t seq, uint64_t bytes)
   // A CE op has no proxy events: the user thread is the one writer of
   // net_bytes here.
   if (bytes != 0) rec::StoreRelaxed(&r->net_bytes, rec::LoadRelaxed(&r->net_bytes) + bytes);
-  rec::StoreRelaxed(&r->t_last_progress_ns, NowNs());
+  rec::StampNow(&r->t_last_progress_ns);
 }
 
 inline void CommRecorder::CeReached(uint64_t seq, uint8_t state, uint64_t now) {
