@@ -137,6 +137,38 @@ TEST(EnumMapTest, ReusedPointerWithAnotherDatatypeNameIsNotMappedToTheOldCode) {
   delete[] buf;
 }
 
+// NCCL's static strings: a pointer into the read-only pages of the object
+// that holds the anchor (the logger NCCL passes at init) needs no key check;
+// the object's writable data, the stack and the heap stay checked, so a
+// reused buffer there is still looked up again.
+const char kReadOnlyName[] = "AllGather";  // .rodata of this test binary
+char g_writable_name[16] = "AllReduce";    // .data of this test binary
+void AnchorInThisBinary() {}
+
+uint64_t Bits(const void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); }
+
+TEST(EnumMapTest, OnlyTheReadOnlyImageOfTheAnchorsObjectIsTrusted) {
+  std::string heap = "AllReduce";
+  const uint64_t before = detail::g_static_names.load();
+  TrustNamesOfObjectAt(heap.data());  // in no loaded object: nothing changes
+  EXPECT_EQ(detail::g_static_names.load(), before);
+
+  TrustNamesOfObjectAt(reinterpret_cast<const void*>(&AnchorInThisBinary));
+  EXPECT_TRUE(detail::InStaticNames(Bits(kReadOnlyName)));
+  EXPECT_TRUE(detail::InStaticNames(Bits(reinterpret_cast<const void*>(&AnchorInThisBinary))));
+  char stack[16] = "AllReduce";
+  EXPECT_FALSE(detail::InStaticNames(Bits(g_writable_name)));
+  EXPECT_FALSE(detail::InStaticNames(Bits(heap.data())));
+  EXPECT_FALSE(detail::InStaticNames(Bits(stack)));
+
+  EXPECT_EQ(MapName(NameKind::kFunc, kReadOnlyName), format::kFuncAllGather);
+  EXPECT_EQ(MapName(NameKind::kFunc, kReadOnlyName), format::kFuncAllGather);  // cached
+  // Writable memory of the same object is re-checked as before.
+  EXPECT_EQ(MapName(NameKind::kFunc, g_writable_name), format::kFuncAllReduce);
+  std::snprintf(g_writable_name, sizeof(g_writable_name), "Broadcast");
+  EXPECT_EQ(MapName(NameKind::kFunc, g_writable_name), format::kFuncBroadcast);
+}
+
 // The key (length and last character) tells every name of a kind from every
 // other, so the test above holds for any pair, not just the ones it tries.
 TEST(EnumMapTest, EveryNameOfAKindHasItsOwnKey) {
