@@ -60,9 +60,10 @@ __attribute__((noinline, cold)) void CountNullContext() {
 void* InitContext(const InitRequest& req, int* event_mask) {
   EnsureProcessSetup();
   NoteApiVersion(req.api_version);
-  // NCCL's logger is in NCCL's own object, beside its static name strings.
+  // NCCL's logger is in NCCL's own object, beside its static name strings
+  // (looked up once, at the first init that passes one).
   static std::atomic<bool> trusted{false};
-  if (!trusted.exchange(true, std::memory_order_relaxed)) {
+  if (req.log != nullptr && !trusted.exchange(true, std::memory_order_relaxed)) {
     TrustNamesOfObjectAt(reinterpret_cast<const void*>(req.log));
   }
   CommIdentity id;

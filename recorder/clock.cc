@@ -10,7 +10,7 @@
 namespace flightrec {
 namespace rec {
 
-ClockState g_clock = {0, 0, 0, 0, 0, 0};
+ClockState g_clock = {0, 0, 0, 0, 0};
 
 namespace {
 
@@ -49,7 +49,6 @@ bool CalibrateTsc() {
   const double hz = static_cast<double>(t1 - t0) * 1e9 / static_cast<double>(m1 - m0);
   if (hz < 1e8 || hz > 2e10) return false;  // not a plausible TSC
   g_clock.tsc_hz = static_cast<uint64_t>(llround(hz));
-  g_clock.shift = kClockShift;
   g_clock.mult = static_cast<uint64_t>(1e9 * static_cast<double>(1ULL << kClockShift) / hz);
   g_clock.tsc_base = t1;
   g_clock.mono_base = m1;

@@ -29,7 +29,6 @@ namespace rec {
 constexpr uint32_t kClockShift = 32;
 struct ClockState {
   uint32_t source;  // format::ClockSource; 0 until calibrated
-  uint32_t shift;   // kClockShift
   uint64_t mult;    // ns = (tsc - tsc_base) * mult >> kClockShift
   uint64_t tsc_base;
   uint64_t mono_base;

@@ -373,8 +373,9 @@ FLIGHTREC_HOT_INLINE void CommRecorder::KernelStart(uint64_t seq, uint64_t gpu_t
     const uint64_t cur = rec::LoadRelaxed(&r->gpu_start_raw);
     if (cur == 0 || gpu_timer_ns < cur) rec::StoreRelaxed(&r->gpu_start_raw, gpu_timer_ns);
   }
-  // The host clock is the largest cost of an event (rdtsc is ~20 ns in a VM):
-  // read it once per op, at the first channel. Later timed channels are dated
+  // The host clock is the costliest part of a KernelCh event (the first
+  // channel's read is ~5 ns of a collective, docs/performance.md): read it
+  // once per op, at the first channel. Later timed channels are dated
   // by their own GPU timer (gpu_start_raw); untimed ones (v3) still read it.
   if (!first && gpu_timer_ns != 0) return;
   KernelStartDated(r, gpu_timer_ns, first);
